@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// Printing in PyTorch's format and .npy files.
+module;
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+export module strata.io;
+import strata.error;
+import strata.dtype;
+import strata.shape;
+import strata.storage;
+import strata.tensor;
+
+export namespace strata::detail {
+/// Element values gathered for printing: integers (and bools) exactly, floats as double,
+/// complex as two doubles.
+struct print_values {
+  dtype type = dtype::float32;
+  std::vector<std::int64_t> ints;
+  std::vector<double> re, im;
+};
+/// Storage offsets of the elements PyTorch would show (all, or 3 at each end per dim).
+std::vector<std::int64_t> printed_offsets(const layout& l);
+/// torch's repr of a tensor whose shown elements are v.
+std::string format_tensor(const print_values& v, int_list sizes);
+
+/// What the header of a .npy file says.
+struct npy_header {
+  std::string descr;
+  bool fortran_order = false;
+  dim_vector shape;
+};
+/// Reads and checks the magic and header of a .npy stream (throws io_error).
+npy_header read_npy_header(std::istream& in, const std::string& path);
+/// Writes the magic and header of a .npy file.
+void write_npy_header(std::ostream& out, std::string_view descr, int_list shape);
+/// NumPy's descr ("<f4", "|b1", ...) of a dtype; throws dtype_error when NumPy has none.
+std::string npy_descr(dtype d);
+/// Checks that descr is d's type in any byte order; returns true for big-endian data.
+bool check_npy_descr(const std::string& descr, dtype d, const std::string& path);
+/// Reads exactly n bytes of element data or throws io_error naming path.
+void read_npy_data(std::istream& in, char* dst, std::size_t n, const std::string& path);
+/// Reverses the bytes of each of count words of `width` bytes.
+void byteswap_words(char* p, std::size_t count, std::size_t width) noexcept;
+/// Opens path for reading or writing, throwing io_error when it cannot.
+std::ifstream open_in(const std::string& path);
+std::ofstream open_out(const std::string& path);
+}  // namespace strata::detail
+
+export namespace strata {
+/// torch's repr of t: "tensor([[2, 4, 6],\n        [5, 7, 9]])", with dtype and summary.
+template <element T>
+std::string to_string(const Tensor<T>& t) {
+  detail::print_values v;
+  v.type = dtype_v<T>;
+  const T* base = static_cast<const T*>(t.storage().data());
+  for (const std::int64_t off : detail::printed_offsets(t.layout())) {
+    const T& x = base[off];
+    if constexpr (detail::is_complex_v<T>) {
+      v.re.push_back(static_cast<double>(x.real()));
+      v.im.push_back(static_cast<double>(x.imag()));
+    } else if constexpr (std::is_integral_v<T>) {
+      v.ints.push_back(static_cast<std::int64_t>(x));
+    } else {
+      v.re.push_back(detail::convert<double>(x));
+    }
+  }
+  return detail::format_tensor(v, t.sizes());
+}
+
+/// Prints to_string(t).
+template <element T>
+std::ostream& operator<<(std::ostream& os, const Tensor<T>& t) { return os << to_string(t); }
+
+/// Writes t (any strides; elements in logical order) as a .npy file.
+template <element T>
+void save_npy(const std::string& path, const Tensor<T>& t) {
+  const std::string descr = detail::npy_descr(dtype_v<T>);
+  std::ofstream out = detail::open_out(path);
+  detail::write_npy_header(out, descr, t.sizes());
+  const Tensor<T> c = t.contiguous();
+  out.write(reinterpret_cast<const char*>(c.data_ptr()),
+            static_cast<std::streamsize>(c.numel() * static_cast<std::int64_t>(sizeof(T))));
+  if (!out) throw io_error("save_npy: failed writing '" + path + "'");
+}
+
+/// Reads a .npy file of element type T (C or Fortran order, either byte order).
+template <element T>
+Tensor<T> load_npy(const std::string& path) {
+  std::ifstream in = detail::open_in(path);
+  const detail::npy_header h = detail::read_npy_header(in, path);
+  const bool swap = detail::check_npy_descr(h.descr, dtype_v<T>, path);
+  const std::int64_t n = numel_of(h.shape);
+  dim_vector strides = contiguous_strides(h.shape);
+  if (h.fortran_order) {  // column-major: the first dim varies fastest
+    std::int64_t running = 1;
+    for (std::size_t d = 0; d < h.shape.size(); ++d) {
+      strides[d] = running;
+      running *= h.shape[d] > 1 ? h.shape[d] : 1;
+    }
+  }
+  storage s = storage::allocate<T>(n, init::uninitialized);
+  const std::size_t nbytes = static_cast<std::size_t>(n) * sizeof(T);
+  if constexpr (std::is_same_v<T, bool>) {
+    // Any byte other than 0 or 1 is not a valid bool: read bytes, then convert.
+    std::vector<char> bytes(nbytes);
+    detail::read_npy_data(in, bytes.data(), nbytes, path);
+    bool* p = static_cast<bool*>(s.data());
+    for (std::size_t i = 0; i < nbytes; ++i) p[i] = bytes[i] != 0;
+  } else {
+    char* p = static_cast<char*>(s.data());
+    detail::read_npy_data(in, p, nbytes, path);
+    if (swap) {
+      constexpr std::size_t width = detail::is_complex_v<T> ? sizeof(T) / 2 : sizeof(T);
+      detail::byteswap_words(p, nbytes / width, width);
+    }
+  }
+  return Tensor<T>(std::move(s), h.shape, strides, 0);
+}
+}  // namespace strata

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// Reference-counted, 64-byte aligned element buffers shared by every view of them.
+module;
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+export module strata.storage;
+import strata.dtype;
+import strata.error;
+
+namespace strata::detail {
+/// Aligned raw bytes: 64-byte aligned; large blocks are 2 MiB aligned and ask for
+/// transparent huge pages so that a fresh result is not dominated by page faults.
+void* allocate_bytes(std::size_t nbytes);
+void free_bytes(void* p) noexcept;
+}  // namespace strata::detail
+
+export namespace strata {
+/// How a new storage's elements start out.
+enum class init { uninitialized, zero };
+
+/// A shared buffer of elements of one type; copies of a storage share the buffer.
+class storage {
+ public:
+  storage() = default;
+
+  /// A buffer of n elements of T; trivially constructible types may stay uninitialized.
+  template <element T>
+  static storage allocate(std::int64_t n, init how) {
+    if (n < 0) throw shape_error("storage: negative number of elements");
+    auto blk = std::make_shared<block>();
+    blk->nbytes = static_cast<std::size_t>(n) * sizeof(T);
+    blk->count = n;
+    blk->data = detail::allocate_bytes(blk->nbytes);
+    T* p = static_cast<T*>(blk->data);
+    if constexpr (std::is_trivially_default_constructible_v<T> &&
+                  std::is_trivially_destructible_v<T>) {
+      if (how == init::zero)
+        for (std::int64_t i = 0; i < n; ++i) p[i] = T{};
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) new (p + i) T{};  // value-initialized: zero
+      blk->destroy = [](void* d, std::int64_t k) {
+        for (std::int64_t i = 0; i < k; ++i) static_cast<T*>(d)[i].~T();
+      };
+    }
+    storage s;
+    s.block_ = std::move(blk);
+    return s;
+  }
+
+  /// The first byte of the buffer (nullptr for a default-constructed storage).
+  void* data() const noexcept { return block_ ? block_->data : nullptr; }
+  /// Size of the buffer in bytes.
+  std::size_t nbytes() const noexcept { return block_ ? block_->nbytes : 0; }
+  /// Number of elements the buffer holds.
+  std::int64_t size() const noexcept { return block_ ? block_->count : 0; }
+  /// How many storage handles share this buffer.
+  long use_count() const noexcept { return block_.use_count(); }
+  /// True when both handles refer to the same buffer.
+  bool is_alias_of(const storage& o) const noexcept { return block_ && block_ == o.block_; }
+
+ private:
+  struct block {
+    void* data = nullptr;
+    std::size_t nbytes = 0;
+    std::int64_t count = 0;
+    void (*destroy)(void*, std::int64_t) = nullptr;
+    block() = default;
+    block(const block&) = delete;
+    block& operator=(const block&) = delete;
+    ~block() {
+      if (destroy) destroy(data, count);
+      detail::free_bytes(data);
+    }
+  };
+  std::shared_ptr<block> block_;
+};
+}  // namespace strata

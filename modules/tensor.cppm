@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+// Tensor<T>: a handle on shared storage plus (sizes, strides, offset); views change only
+// that metadata. The geometry of every view is a plain function in src/views.cpp.
+module;
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+export module strata.tensor;
+export import strata.error;
+export import strata.dtype;
+export import strata.shape;
+export import strata.storage;
+
+export namespace strata::detail {
+/// The metadata of a strided view: element (i0, i1, ...) sits at offset + sum(i_k * strides[k]).
+struct layout {
+  dim_vector sizes;
+  dim_vector strides;
+  std::int64_t offset = 0;
+};
+
+/// A contiguous layout of the given sizes at offset 0.
+layout contiguous_layout(int_list sizes);
+/// Strides that let (old_sizes, old_strides) be viewed as new_sizes, if any (PyTorch's rule).
+std::optional<dim_vector> view_strides(int_list old_sizes, int_list old_strides, int_list new_sizes);
+/// Replaces a single -1 in shape by the size that makes numel elements.
+dim_vector infer_size(int_list shape, std::int64_t numel);
+/// Checks an as_strided geometry against a storage of storage_size elements.
+layout as_strided_layout(int_list sizes, int_list strides, std::int64_t offset,
+                         std::int64_t storage_size);
+layout view_layout(const layout& l, int_list sizes);
+layout expand_layout(const layout& l, int_list sizes);
+layout narrow_layout(const layout& l, std::int64_t dim, std::int64_t start, std::int64_t length);
+layout slice_layout(const layout& l, std::int64_t dim, std::optional<std::int64_t> start,
+                    std::optional<std::int64_t> end, std::int64_t step);
+layout select_layout(const layout& l, std::int64_t dim, std::int64_t index);
+layout permute_layout(const layout& l, int_list dims);
+layout transpose_layout(const layout& l, std::int64_t dim0, std::int64_t dim1);
+layout t_layout(const layout& l);
+layout movedim_layout(const layout& l, int_list source, int_list destination);
+layout diagonal_layout(const layout& l, std::int64_t offset, std::int64_t dim1, std::int64_t dim2);
+layout unfold_layout(const layout& l, std::int64_t dim, std::int64_t size, std::int64_t step);
+layout squeeze_layout(const layout& l);
+layout squeeze_layout(const layout& l, std::int64_t dim);
+layout unsqueeze_layout(const layout& l, std::int64_t dim);
+/// The sizes flatten(start, end) asks for.
+dim_vector flatten_sizes(int_list sizes, std::int64_t start, std::int64_t end);
+/// Storage offset of a checked (negative-wrapping) index list.
+std::int64_t element_offset(const layout& l, int_list index);
+/// Checks that a tensor has exactly one element (for item()).
+void check_single_element(std::int64_t numel);
+
+/// Calls f(offset_a, offset_b) for every index of sizes in row-major order, where the
+/// offsets walk strides_a and strides_b. The simple walk used by copies and printing.
+template <class F>
+void for_each_offset2(int_list sizes, int_list strides_a, std::int64_t offset_a,
+                      int_list strides_b, std::int64_t offset_b, F&& f) {
+  const std::size_t n = sizes.size();
+  for (const std::int64_t s : sizes)
+    if (s == 0) return;
+  if (n == 0) { f(offset_a, offset_b); return; }
+  dim_vector index(n, 0);
+  const std::int64_t inner = sizes[n - 1], sa = strides_a[n - 1], sb = strides_b[n - 1];
+  for (;;) {
+    for (std::int64_t i = 0; i < inner; ++i) f(offset_a + i * sa, offset_b + i * sb);
+    std::size_t d = n - 1;
+    for (;;) {  // odometer step over the outer dims
+      if (d == 0) return;
+      --d;
+      ++index[d];
+      offset_a += strides_a[d];
+      offset_b += strides_b[d];
+      if (index[d] < sizes[d]) break;
+      offset_a -= index[d] * strides_a[d];
+      offset_b -= index[d] * strides_b[d];
+      index[d] = 0;
+    }
+  }
+}
+}  // namespace strata::detail
+
+export namespace strata {
+template <element T>
+class Tensor;
+
+/// A tensor of uninitialized elements (zeros for non-trivial types such as float128).
+template <element T>
+Tensor<T> empty(int_list sizes);
+
+/// A strided n-dimensional array of T over shared storage (a handle, like at::Tensor:
+/// copies share the elements; clone() copies them).
+template <element T>
+class Tensor {
+ public:
+  using value_type = T;
+
+  /// An empty 1-D tensor (sizes [0]).
+  Tensor() : Tensor(storage::allocate<T>(0, init::zero), detail::contiguous_layout({0})) {}
+  /// A view of an existing storage, checked as as_strided is.
+  Tensor(storage s, int_list sizes, int_list strides, std::int64_t storage_offset)
+      : storage_(std::move(s)),
+        layout_(detail::as_strided_layout(sizes, strides, storage_offset, storage_.size())) {}
+
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  /// Rebinds this handle (an lvalue) to other's elements, as at::Tensor does.
+  Tensor& operator=(const Tensor&) & = default;
+  /// Rebinds this handle (an lvalue) to other's elements.
+  Tensor& operator=(Tensor&&) & noexcept = default;
+  /// Writing to a temporary view writes through: t[0] = other copies other into row 0.
+  Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  /// Writing to a temporary view writes through: t[0][1] = 3 sets that element.
+  Tensor& operator=(T value) && { return fill_(value); }
+  ~Tensor() = default;
+
+  /// Sizes of every dim.
+  int_list sizes() const noexcept { return layout_.sizes; }
+  /// Size of dim d (negative d counts from the end).
+  std::int64_t size(std::int64_t d) const { return layout_.sizes[wrap_dim(d, dim())]; }
+  /// Strides of every dim, in elements.
+  int_list strides() const noexcept { return layout_.strides; }
+  /// Stride of dim d (negative d counts from the end).
+  std::int64_t stride(std::int64_t d) const { return layout_.strides[wrap_dim(d, dim())]; }
+  /// Offset of element 0 in the storage, in elements.
+  std::int64_t storage_offset() const noexcept { return layout_.offset; }
+  /// Number of dims.
+  std::int64_t dim() const noexcept { return static_cast<std::int64_t>(layout_.sizes.size()); }
+  /// Number of elements.
+  std::int64_t numel() const noexcept {
+    std::int64_t n = 1;
+    for (const std::int64_t s : layout_.sizes) n *= s;
+    return n;
+  }
+  /// The dtype tag of T.
+  static constexpr strata::dtype dtype() noexcept { return dtype_v<T>; }
+  /// Bytes per element.
+  static constexpr std::int64_t element_size() noexcept { return sizeof(T); }
+  /// Address of element 0 (elements are reached through strides from here).
+  T* data_ptr() const noexcept { return static_cast<T*>(storage_.data()) + layout_.offset; }
+  /// The shared storage.
+  const strata::storage& storage() const noexcept { return storage_; }
+  /// True when both tensors view the same storage.
+  template <element U>
+  bool is_alias_of(const Tensor<U>& o) const noexcept { return storage_.is_alias_of(o.storage()); }
+  /// PyTorch's contiguity test (strides of size-1 dims do not matter).
+  bool is_contiguous() const { return strata::is_contiguous(layout_.sizes, layout_.strides); }
+  /// The view's metadata.
+  const detail::layout& layout() const noexcept { return layout_; }
+
+  /// This tensor if contiguous, else a contiguous copy.
+  Tensor contiguous() const { return is_contiguous() ? *this : clone(); }
+  /// A contiguous deep copy.
+  Tensor clone() const {
+    Tensor out = empty<T>(sizes());
+    out.copy_(*this);
+    return out;
+  }
+  /// The single element of a one-element tensor.
+  T item() const {
+    detail::check_single_element(numel());
+    return *data_ptr();
+  }
+  /// Checked element access by an index list (negative indices wrap).
+  T& at(int_list index) const {
+    return static_cast<T*>(storage_.data())[detail::element_offset(layout_, index)];
+  }
+  /// Elements in logical row-major order.
+  std::vector<T> to_vector() const {
+    std::vector<T> out;
+    out.reserve(static_cast<std::size_t>(numel()));
+    const T* base = static_cast<const T*>(storage_.data());
+    detail::for_each_offset2(layout_.sizes, layout_.strides, layout_.offset, layout_.strides,
+                             layout_.offset, [&](std::int64_t o, std::int64_t) { out.push_back(base[o]); });
+    return out;
+  }
+  /// Sets every element to value; returns *this.
+  const Tensor& fill_(T value) const {
+    T* base = static_cast<T*>(storage_.data());
+    detail::for_each_offset2(layout_.sizes, layout_.strides, layout_.offset, layout_.strides,
+                             layout_.offset, [&](std::int64_t o, std::int64_t) { base[o] = value; });
+    return *this;
+  }
+  Tensor& fill_(T value) { std::as_const(*this).fill_(value); return *this; }
+  /// Copies src (broadcast to this shape, converted like PyTorch's copy_) into this view.
+  template <element U>
+  Tensor& copy_(const Tensor<U>& src) {
+    if (storage_.is_alias_of(src.storage()) && static_cast<const void*>(&src) != this)
+      return copy_(src.clone());  // overlap-safe: read from a private copy
+    const detail::layout s = detail::expand_layout(src.layout(), sizes());
+    T* dst = static_cast<T*>(storage_.data());
+    const U* from = static_cast<const U*>(src.storage().data());
+    detail::for_each_offset2(layout_.sizes, layout_.strides, layout_.offset, s.strides, s.offset,
+                             [&](std::int64_t o, std::int64_t i) { dst[o] = detail::convert<T>(from[i]); });
+    return *this;
+  }
+
+  // ---- views: metadata only, sharing storage ----
+  /// The same elements with new sizes (one may be -1); throws when strides do not allow it.
+  Tensor view(int_list sizes) const { return with(detail::view_layout(layout_, sizes)); }
+  /// view() when possible, else a contiguous copy with the new sizes.
+  Tensor reshape(int_list sizes) const {
+    const dim_vector target = detail::infer_size(sizes, numel());
+    if (detail::view_strides(layout_.sizes, layout_.strides, target)) return view(target);
+    return clone().view(target);
+  }
+  /// An arbitrary strided view of the same storage (bounds-checked).
+  Tensor as_strided(int_list sizes, int_list strides, std::optional<std::int64_t> storage_offset = {}) const {
+    return with(detail::as_strided_layout(sizes, strides, storage_offset.value_or(layout_.offset),
+                                          storage_.size()));
+  }
+  /// Repeats size-1 dims (stride 0) and adds leading dims; -1 keeps a size.
+  Tensor expand(int_list sizes) const { return with(detail::expand_layout(layout_, sizes)); }
+  /// expand(other.sizes()).
+  template <element U>
+  Tensor expand_as(const Tensor<U>& other) const { return expand(other.sizes()); }
+  /// expand(sizes), as torch.broadcast_to.
+  Tensor broadcast_to(int_list sizes) const { return expand(sizes); }
+  /// length elements of dim from start.
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
+    return with(detail::narrow_layout(layout_, dim, start, length));
+  }
+  /// Python's t[start:end:step] along dim (negative and out-of-range bounds clamp).
+  Tensor slice(std::int64_t dim = 0, std::optional<std::int64_t> start = {},
+               std::optional<std::int64_t> end = {}, std::int64_t step = 1) const {
+    return with(detail::slice_layout(layout_, dim, start, end, step));
+  }
+  /// Removes dim, keeping index along it.
+  Tensor select(std::int64_t dim, std::int64_t index) const {
+    return with(detail::select_layout(layout_, dim, index));
+  }
+  /// select(0, i).
+  Tensor operator[](std::int64_t i) const { return select(0, i); }
+  /// Reorders dims: result dim k is dims[k] of this tensor.
+  Tensor permute(int_list dims) const { return with(detail::permute_layout(layout_, dims)); }
+  /// Swaps two dims.
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const {
+    return with(detail::transpose_layout(layout_, dim0, dim1));
+  }
+  /// transpose(0, 1) for tensors of at most 2 dims.
+  Tensor t() const { return with(detail::t_layout(layout_)); }
+  /// Moves dims source to positions destination, keeping the others in order.
+  Tensor movedim(int_list source, int_list destination) const {
+    return with(detail::movedim_layout(layout_, source, destination));
+  }
+  /// movedim for one dim.
+  Tensor movedim(std::int64_t source, std::int64_t destination) const {
+    return movedim({source}, {destination});
+  }
+  /// The diagonal of dims (dim1, dim2) shifted by offset, as a new last dim.
+  Tensor diagonal(std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1) const {
+    return with(detail::diagonal_layout(layout_, offset, dim1, dim2));
+  }
+  /// All windows of size elements along dim, step apart, as a new last dim.
+  Tensor unfold(std::int64_t dim, std::int64_t size, std::int64_t step) const {
+    return with(detail::unfold_layout(layout_, dim, size, step));
+  }
+  /// Removes every size-1 dim.
+  Tensor squeeze() const { return with(detail::squeeze_layout(layout_)); }
+  /// Removes dim if its size is 1.
+  Tensor squeeze(std::int64_t dim) const { return with(detail::squeeze_layout(layout_, dim)); }
+  /// Inserts a size-1 dim at dim.
+  Tensor unsqueeze(std::int64_t dim) const { return with(detail::unsqueeze_layout(layout_, dim)); }
+  /// Merges dims start..end into one (a view when strides allow, else a copy).
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const {
+    return reshape(detail::flatten_sizes(layout_.sizes, start_dim, end_dim));
+  }
+
+ private:
+  Tensor(strata::storage s, detail::layout l) : storage_(std::move(s)), layout_(std::move(l)) {}
+  Tensor with(detail::layout l) const { return Tensor(storage_, std::move(l)); }
+
+  strata::storage storage_;
+  detail::layout layout_;
+};
+
+template <element T>
+Tensor<T> empty(int_list sizes) {
+  const std::int64_t n = numel_of(sizes);
+  return Tensor<T>(storage::allocate<T>(n, init::uninitialized), sizes, contiguous_strides(sizes), 0);
+}
+/// A tensor filled with value.
+template <element T>
+Tensor<T> full(int_list sizes, T value) {
+  Tensor<T> t = empty<T>(sizes);
+  t.fill_(value);
+  return t;
+}
+/// A tensor of zeros.
+template <element T>
+Tensor<T> zeros(int_list sizes) {
+  const std::int64_t n = numel_of(sizes);
+  return Tensor<T>(storage::allocate<T>(n, init::zero), sizes, contiguous_strides(sizes), 0);
+}
+/// A tensor of ones.
+template <element T>
+Tensor<T> ones(int_list sizes) { return full<T>(sizes, detail::convert<T>(1)); }
+
+/// A tensor holding values with the given sizes (default: 1-D).
+template <element T>
+Tensor<T> from_vector(const std::vector<T>& values, std::optional<int_list> sizes = {}) {
+  const std::int64_t n = static_cast<std::int64_t>(values.size());
+  const dim_vector shape = sizes ? sizes->vec() : dim_vector{n};
+  if (numel_of(shape) != n)
+    throw shape_error("from_vector: shape " + to_string(shape) + " is invalid for input of size " +
+                      std::to_string(n));
+  Tensor<T> t = empty<T>(shape);
+  T* p = t.data_ptr();
+  for (std::int64_t i = 0; i < n; ++i) p[i] = values[static_cast<std::size_t>(i)];
+  return t;
+}
+/// A tensor from a braced list of values, e.g. from_vector<float>({1, 2, 3, 4}, {{2, 2}}).
+template <element T>
+Tensor<T> from_vector(std::initializer_list<T> values, std::optional<int_list> sizes = {}) {
+  return from_vector<T>(std::vector<T>(values), sizes);
+}
+
+/// The values start, start+step, ... below end; T defaults to int64 for integer
+/// arguments and float32 otherwise, as torch.arange.
+template <class T = void, class A, class B, class C = int>
+auto arange(A start, B end, C step = 1) {
+  using R = std::conditional_t<!std::is_void_v<T>, T,
+                               std::conditional_t<std::is_integral_v<A> && std::is_integral_v<B> &&
+                                                      std::is_integral_v<C>,
+                                                  std::int64_t, float>>;
+  static_assert(element<R>, "arange: the element type must be one of strata's dtypes");
+  std::int64_t n = 0;
+  if constexpr (std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>) {
+    const auto s = static_cast<std::int64_t>(start), e = static_cast<std::int64_t>(end),
+               st = static_cast<std::int64_t>(step);
+    if (st == 0) throw error("arange: step must be nonzero");
+    if ((st > 0 && e < s) || (st < 0 && e > s))
+      throw error("arange: upper bound and larger bound inconsistent with step sign");
+    n = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
+  } else {
+    const double s = static_cast<double>(start), e = static_cast<double>(end),
+                 st = static_cast<double>(step);
+    if (st == 0) throw error("arange: step must be nonzero");
+    if ((st > 0 && e < s) || (st < 0 && e > s))
+      throw error("arange: upper bound and larger bound inconsistent with step sign");
+    const double len = (e - s) / st;
+    if (!(len < 0x1p62)) throw error("arange: invalid size, possible overflow");
+    n = static_cast<std::int64_t>(len);
+    if (static_cast<double>(n) < len) ++n;  // ceil
+  }
+  Tensor<R> t = empty<R>({n});
+  R* p = t.data_ptr();
+  for (std::int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>)
+      p[i] = detail::convert<R>(static_cast<std::int64_t>(start) + i * static_cast<std::int64_t>(step));
+    else
+      p[i] = detail::convert<R>(static_cast<double>(start) + static_cast<double>(i) * static_cast<double>(step));
+  }
+  return t;
+}
+/// 0, 1, ..., end-1.
+template <class T = void, class A>
+auto arange(A end) { return arange<T>(A{0}, end, 1); }
+
+/// An n x m matrix with ones on the diagonal (m defaults to n).
+template <element T>
+Tensor<T> eye(std::int64_t n, std::optional<std::int64_t> m = {}) {
+  const std::int64_t cols = m.value_or(n);
+  if (n < 0) throw shape_error("n must be greater or equal to 0, got " + std::to_string(n));
+  if (cols < 0) throw shape_error("m must be greater or equal to 0, got " + std::to_string(cols));
+  Tensor<T> t = zeros<T>({n, cols});
+  t.diagonal().fill_(detail::convert<T>(1));
+  return t;
+}
+}  // namespace strata
