@@ -96,6 +96,47 @@ using float128 = boost::multiprecision::number<
                                          std::int16_t, -16382, 16383>,
     boost::multiprecision::et_off>;
 
+}  // namespace strata
+
+// float128's operators and math functions live in Boost's namespace: re-export them so that
+// `import strata;` alone lets users (and strata's templates) compute with float128.
+export namespace boost::multiprecision {
+using boost::multiprecision::operator+;
+using boost::multiprecision::operator-;
+using boost::multiprecision::operator*;
+using boost::multiprecision::operator/;
+using boost::multiprecision::operator==;
+using boost::multiprecision::operator!=;
+using boost::multiprecision::operator<;
+using boost::multiprecision::operator<=;
+using boost::multiprecision::operator>;
+using boost::multiprecision::operator>=;
+using boost::multiprecision::operator<<;
+using boost::multiprecision::operator>>;
+using boost::multiprecision::abs;
+using boost::multiprecision::fabs;
+using boost::multiprecision::sqrt;
+using boost::multiprecision::exp;
+using boost::multiprecision::expm1;
+using boost::multiprecision::log;
+using boost::multiprecision::log1p;
+using boost::multiprecision::sin;
+using boost::multiprecision::cos;
+using boost::multiprecision::tan;
+using boost::multiprecision::tanh;
+using boost::multiprecision::floor;
+using boost::multiprecision::ceil;
+using boost::multiprecision::round;
+using boost::multiprecision::trunc;
+using boost::multiprecision::pow;
+using boost::multiprecision::fmod;
+using boost::multiprecision::isnan;
+using boost::multiprecision::isinf;
+using boost::multiprecision::isfinite;
+using boost::multiprecision::signbit;
+}  // namespace boost::multiprecision
+
+export namespace strata {
 /// The four categories promotion orders: bool < integral < floating < complex.
 enum class category : std::int8_t { boolean, integral, floating, complex };
 }  // namespace strata

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+#include "golden.hpp"
+import strata;
+using namespace strata;
+
+namespace {
+template <class T>
+Tensor<T> parse_values(const std::string& line, const std::vector<std::int64_t>& shape) {
+  std::istringstream in(line);
+  std::vector<T> vals;
+  for (std::string tok; in >> tok;) {
+    if constexpr (detail::is_complex_v<T>) {
+      const auto parts = golden::split(tok, ',');
+      vals.emplace_back(std::stod(parts[0]), std::stod(parts[1]));
+    } else if constexpr (std::is_integral_v<T>) {
+      vals.push_back(static_cast<T>(std::stoll(tok)));
+    } else {
+      vals.push_back(T(static_cast<float>(std::stod(tok))));
+    }
+  }
+  if constexpr (std::is_same_v<T, double>) {  // exact doubles: re-parse without the float step
+    vals.clear();
+    std::istringstream again(line);
+    for (std::string tok; again >> tok;) vals.push_back(std::stod(tok));
+  }
+  return from_vector<T>(vals, shape);
+}
+
+std::string repr(const std::string& type, const std::string& values, const std::vector<std::int64_t>& shape) {
+  if (type == "bool") return to_string(parse_values<bool>(values, shape));
+  if (type == "uint8") return to_string(parse_values<std::uint8_t>(values, shape));
+  if (type == "int8") return to_string(parse_values<std::int8_t>(values, shape));
+  if (type == "int16") return to_string(parse_values<std::int16_t>(values, shape));
+  if (type == "int32") return to_string(parse_values<std::int32_t>(values, shape));
+  if (type == "int64") return to_string(parse_values<std::int64_t>(values, shape));
+  if (type == "float16") return to_string(parse_values<half>(values, shape));
+  if (type == "bfloat16") return to_string(parse_values<bfloat16>(values, shape));
+  if (type == "float32") return to_string(parse_values<float>(values, shape));
+  if (type == "float64") return to_string(parse_values<double>(values, shape));
+  if (type == "complex64") return to_string(parse_values<std::complex<float>>(values, shape));
+  if (type == "complex128") return to_string(parse_values<std::complex<double>>(values, shape));
+  throw std::runtime_error("unknown dtype " + type);
+}
+
+std::string npy(const std::string& name) { return golden::path("npy/" + name); }
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct temp_file {
+  std::string path;
+  explicit temp_file(const std::string& name)
+      : path((std::filesystem::temp_directory_path() / ("strata_io_test_" + name)).string()) {}
+  ~temp_file() { std::remove(path.c_str()); }
+};
+}  // namespace
+
+TEST_CASE("printing matches torch's repr (golden)", "[io][print]") {
+  std::ifstream in(golden::path("print.txt"));
+  int cases = 0;
+  for (std::string header; std::getline(in, header);) {
+    if (header.rfind("@ ", 0) != 0) continue;
+    std::istringstream h(header.substr(2));
+    std::string type, shape_text;
+    h >> type;
+    std::getline(h, shape_text);
+    std::string values, expected, line;
+    std::getline(in, values);
+    while (std::getline(in, line) && line != "@end") expected += (expected.empty() ? "" : "\n") + line;
+    INFO(header);
+    CHECK(repr(type, values, golden::parse_shape(shape_text)) == expected);
+    ++cases;
+  }
+  CHECK(cases > 30);
+}
+
+TEST_CASE("printing: seeds, views and the stream operator", "[io][print]") {
+  auto t = from_vector<std::int64_t>({2, 4, 6, 5, 7, 9}, {{2, 3}});
+  CHECK(to_string(t) == "tensor([[2, 4, 6],\n        [5, 7, 9]])");
+  std::ostringstream os;
+  os << t.t();
+  CHECK(os.str() == "tensor([[2, 5],\n        [4, 7],\n        [6, 9]])");
+  CHECK(to_string(from_vector<float128>({float128(1) / 4})) == "tensor([0.2500], dtype=strata.float128)");
+}
+
+TEST_CASE("load_npy reads NumPy's files", "[io][npy]") {
+  auto a = load_npy<float>(npy("f32_c.npy"));
+  CHECK(a.to_vector() == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f});
+  auto f = load_npy<float>(npy("f32_fortran.npy"));
+  CHECK(f.to_vector() == a.to_vector());
+  CHECK(f.stride(0) == 1);
+  CHECK(load_npy<double>(npy("f64_big.npy")).to_vector() == std::vector<double>{-2.5, -1.5, -0.5, 0.5, 1.5});
+  CHECK(load_npy<std::int32_t>(npy("i32_big.npy")).to_vector() == std::vector<std::int32_t>{1, -2, 300000, -4});
+  auto s = load_npy<std::int64_t>(npy("i64_scalar.npy"));
+  CHECK(s.dim() == 0);
+  CHECK(s.item() == 42);
+  CHECK(load_npy<bool>(npy("bool.npy")).to_vector() == std::vector<bool>{true, false, true});
+  auto u = load_npy<std::uint8_t>(npy("u8_3d.npy"));
+  CHECK(u.size(2) == 4);
+  CHECK(u.at({1, 2, 3}) == 23);
+  auto h = load_npy<half>(npy("f16.npy")).to_vector();
+  CHECK(static_cast<float>(h[2]) == 65504.0f);
+  CHECK(load_npy<std::complex<float>>(npy("c64.npy")).to_vector()[1] == std::complex<float>(-3, -4));
+  CHECK(load_npy<std::complex<double>>(npy("c128_big.npy")).to_vector()[0] == std::complex<double>(1, 2));
+  CHECK(load_npy<float>(npy("empty_0x3.npy")).size(1) == 3);
+}
+
+TEST_CASE("load_npy refuses wrong types and malformed files", "[io][npy][errors]") {
+  CHECK_THROWS_AS(load_npy<double>(npy("f32_c.npy")), dtype_error);
+  CHECK_THROWS_WITH(load_npy<std::int64_t>(npy("i32_big.npy")),
+                    Catch::Contains("holds dtype '>i4', expected '<i8'"));
+  CHECK_THROWS_AS(load_npy<float>(npy("truncated.npy")), io_error);
+  CHECK_THROWS_AS(load_npy<float>(npy("does_not_exist.npy")), io_error);
+  const std::string good = read_bytes(npy("f32_c.npy"));
+  temp_file tmp("bad.npy");
+  auto check_bad = [&](std::string bytes) {
+    std::ofstream(tmp.path, std::ios::binary) << bytes;
+    CHECK_THROWS_AS(load_npy<float>(tmp.path), error);
+  };
+  check_bad("");
+  check_bad("not a npy file at all");
+  check_bad(good.substr(0, 9));
+  std::string b = good;
+  b[6] = 9;  // version 9
+  check_bad(b);
+  b = good;
+  b.replace(b.find("shape"), 5, "shope");
+  check_bad(b);
+  b = good;
+  b.replace(b.find("(2, 3)"), 6, "(2, -)");
+  check_bad(b);
+  b = good;
+  b.replace(b.find("False"), 5, "Maybe");
+  check_bad(b);
+  b = good;
+  b[8] = '\xff';
+  b[9] = '\x7f';  // header length past the end
+  check_bad(b);
+  b = good;
+  b.replace(b.find("(2, 3)"), 6, "(9, 9)");
+  check_bad(b);
+}
+
+TEST_CASE("save_npy writes what NumPy writes, in logical order", "[io][npy]") {
+  temp_file tmp("out.npy");
+  auto a = load_npy<float>(npy("f32_c.npy"));
+  save_npy(tmp.path, a);
+  CHECK(read_bytes(tmp.path) == read_bytes(npy("f32_c.npy")));
+  auto u = arange<std::uint8_t>(24).view({2, 3, 4});
+  save_npy(tmp.path, u);
+  CHECK(read_bytes(tmp.path) == read_bytes(npy("u8_3d.npy")));
+  save_npy(tmp.path, from_vector<std::int16_t>({7, -8, 9}));
+  CHECK(read_bytes(tmp.path) == read_bytes(npy("i16_1d.npy")));
+  save_npy(tmp.path, load_npy<std::int64_t>(npy("i64_scalar.npy")));
+  CHECK(read_bytes(tmp.path) == read_bytes(npy("i64_scalar.npy")));
+  auto t = arange<double>(12).view({3, 4}).t().slice(0, 0, 4, 2);  // strided
+  save_npy(tmp.path, t);
+  auto back = load_npy<double>(tmp.path);
+  CHECK(back.to_vector() == t.to_vector());
+  CHECK(back.is_contiguous());
+  CHECK_THROWS_AS(save_npy(tmp.path, zeros<bfloat16>({2})), dtype_error);
+  CHECK_THROWS_AS(save_npy("/nonexistent-dir/x.npy", a), io_error);
+}
