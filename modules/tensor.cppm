@@ -249,7 +249,7 @@ class Tensor {
   }
   /// movedim for one dim.
   Tensor movedim(std::int64_t source, std::int64_t destination) const {
-    return movedim({source}, {destination});
+    return movedim(int_list{source}, int_list{destination});
   }
   /// The diagonal of dims (dim1, dim2) shifted by offset, as a new last dim.
   Tensor diagonal(std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1) const {
@@ -267,7 +267,9 @@ class Tensor {
   Tensor unsqueeze(std::int64_t dim) const { return with(detail::unsqueeze_layout(layout_, dim)); }
   /// Merges dims start..end into one (a view when strides allow, else a copy).
   Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const {
-    return reshape(detail::flatten_sizes(layout_.sizes, start_dim, end_dim));
+    const dim_vector target = detail::flatten_sizes(layout_.sizes, start_dim, end_dim);
+    if (dim() > 0 && wrap_dim(start_dim, dim()) == wrap_dim(end_dim, dim())) return *this;
+    return reshape(target);
   }
 
  private:

@@ -15,8 +15,10 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 std::int64_t ndim(const layout& l) { return static_cast<std::int64_t>(l.sizes.size()); }
 
+// PyTorch raises IndexError for select on a 0-dim tensor, RuntimeError for the others.
+template <class E = shape_error>
 void require_dims(const layout& l, const char* op) {
-  if (l.sizes.empty()) throw index_error(std::string(op) + "() cannot be applied to a 0-dim tensor.");
+  if (l.sizes.empty()) throw E(std::string(op) + "() cannot be applied to a 0-dim tensor.");
 }
 }  // namespace
 
@@ -173,23 +175,20 @@ layout narrow_layout(const layout& l, std::int64_t dim, std::int64_t start, std:
   require_dims(l, "narrow");
   dim = wrap_dim(dim, ndim(l));
   const std::int64_t size = l.sizes[dim];
-  if (start < -size || start > size)
-    throw index_error("start out of range (expected to be in range of [" + str(-size) + ", " +
-                      str(size) + "], but got " + str(start) + ")");
-  if (start < 0) start += size;
+  if (start != size) start = wrap_dim(start, size);  // start == size is a valid empty narrow
   if (length < 0) throw shape_error("narrow(): length must be non-negative.");
   if (start > size - length)
-    throw index_error("start (" + str(start) + ") + length (" + str(length) +
+    throw shape_error("start (" + str(start) + ") + length (" + str(length) +
                       ") exceeds dimension size (" + str(size) + ").");
   layout out = l;
   out.sizes[dim] = length;
-  if (length > 0) out.offset += start * l.strides[dim];
+  out.offset += start * l.strides[dim];
   return out;
 }
 
 layout slice_layout(const layout& l, std::int64_t dim, std::optional<std::int64_t> start_arg,
                     std::optional<std::int64_t> end_arg, std::int64_t step) {
-  require_dims(l, "slice");
+  require_dims<index_error>(l, "slice");  // as Python's t[a:b] on a 0-dim tensor
   dim = wrap_dim(dim, ndim(l));
   if (step <= 0) throw shape_error("slice step must be positive, got " + str(step));
   const std::int64_t size = l.sizes[dim];
@@ -202,12 +201,12 @@ layout slice_layout(const layout& l, std::int64_t dim, std::optional<std::int64_
   layout out = l;
   out.sizes[dim] = (end - start + step - 1) / step;
   out.strides[dim] = l.strides[dim] * step;
-  if (out.sizes[dim] > 0) out.offset += start * l.strides[dim];
+  out.offset += start * l.strides[dim];
   return out;
 }
 
 layout select_layout(const layout& l, std::int64_t dim, std::int64_t index) {
-  require_dims(l, "select");
+  require_dims<index_error>(l, "select");
   dim = wrap_dim(dim, ndim(l));
   const std::int64_t size = l.sizes[dim];
   if (index < -size || index >= size)
@@ -229,7 +228,7 @@ dim_vector wrap_unique_dims(int_list dims, std::int64_t n, const std::string& wh
   for (std::size_t i = 0; i < dims.size(); ++i) {
     out[i] = wrap_dim(dims[i], n);
     if (n > 0 && seen[static_cast<std::size_t>(out[i])])
-      throw index_error(what + ": repeated dim " + str(dims[i]) + " in " + to_string(dims));
+      throw shape_error(what + ": repeated dim " + str(dims[i]) + " in " + to_string(dims));
     if (n > 0) seen[static_cast<std::size_t>(out[i])] = true;
   }
   return out;
@@ -294,9 +293,9 @@ layout movedim_layout(const layout& l, int_list source, int_list destination) {
 
 layout diagonal_layout(const layout& l, std::int64_t offset, std::int64_t dim1, std::int64_t dim2) {
   const std::int64_t n = ndim(l);
-  if (n < 2) throw shape_error("diagonal dimensions requires ndim larger than 1, got " + str(n));
   dim1 = wrap_dim(dim1, n);
   dim2 = wrap_dim(dim2, n);
+  if (n < 2) throw shape_error("diagonal dimensions requires ndim larger than 1, got " + str(n));
   if (dim1 == dim2)
     throw shape_error("diagonal dimensions cannot be identical " + str(dim1) + ", " + str(dim2));
   const std::int64_t s1 = l.sizes[dim1], s2 = l.sizes[dim2];

@@ -97,7 +97,7 @@ TEST_CASE("promote_t and the scalar rule in C++ types", "[dtype][promotion]") {
   static_assert(true_divide_type(dtype::float64) == dtype::float64);
 }
 
-TEST_CASE("dtype names, sizes and the type trait", "[dtype]") {
+TEST_CASE("dtype names and sizes and the type trait", "[dtype]") {
   static_assert(dtype_v<float> == dtype::float32);
   static_assert(dtype_v<const std::int16_t> == dtype::int16);
   static_assert(std::is_same_v<type_of_t<dtype::bfloat16>, bfloat16>);

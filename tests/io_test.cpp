@@ -86,7 +86,7 @@ TEST_CASE("printing matches torch's repr (golden)", "[io][print]") {
   CHECK(cases > 30);
 }
 
-TEST_CASE("printing: seeds, views and the stream operator", "[io][print]") {
+TEST_CASE("printing: seeds and views and the stream operator", "[io][print]") {
   auto t = from_vector<std::int64_t>({2, 4, 6, 5, 7, 9}, {{2, 3}});
   CHECK(to_string(t) == "tensor([[2, 4, 6],\n        [5, 7, 9]])");
   std::ostringstream os;
@@ -153,7 +153,7 @@ TEST_CASE("load_npy refuses wrong types and malformed files", "[io][npy][errors]
   check_bad(b);
 }
 
-TEST_CASE("save_npy writes what NumPy writes, in logical order", "[io][npy]") {
+TEST_CASE("save_npy writes what NumPy writes in logical order", "[io][npy]") {
   temp_file tmp("out.npy");
   auto a = load_npy<float>(npy("f32_c.npy"));
   save_npy(tmp.path, a);

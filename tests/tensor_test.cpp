@@ -105,7 +105,7 @@ TEST_CASE("factories and accessors", "[tensor]") {
   CHECK(q.to_vector()[1] * 3 == 1);
 }
 
-TEST_CASE("handles share, clone copies, rvalue views write through", "[tensor]") {
+TEST_CASE("handles share; clone copies; rvalue views write through", "[tensor]") {
   auto t = zeros<float>({2, 3});
   auto u = t;  // a handle copy
   u.at({0, 0}) = 1.0f;
@@ -132,7 +132,7 @@ TEST_CASE("handles share, clone copies, rvalue views write through", "[tensor]")
   CHECK(r.to_vector() == std::vector<float>{0, 0, 1, 2, 3});
 }
 
-TEST_CASE("seed: rand(4,4).view(2,8) shares storage", "[tensor][view]") {
+TEST_CASE("seed: rand(4 4).view(2 8) shares storage", "[tensor][view]") {
   auto base = arange<float>(16).view({4, 4});
   auto v = base.view({2, 8});
   CHECK(to_ivec(v.sizes()) == ivec{2, 8});
@@ -156,7 +156,7 @@ TEST_CASE("seed: chained diagonals", "[tensor][view]") {
   CHECK(dd.to_vector() == std::vector<float>{9, 30});
 }
 
-TEST_CASE("seed: expand, narrow, permute, unfold", "[tensor][view]") {
+TEST_CASE("seed: expand narrow permute unfold", "[tensor][view]") {
   auto e = arange<float>(12).view({3, 1, 4}).expand({2, 3, 2, 4});
   CHECK(to_ivec(e.sizes()) == ivec{2, 3, 2, 4});
   CHECK(to_ivec(e.strides()) == ivec{0, 4, 0, 1});
@@ -218,7 +218,7 @@ TEST_CASE("view chains match PyTorch (golden)", "[tensor][view]") {
   CHECK(invalid > 100);
 }
 
-TEST_CASE("views: slice, select, transpose, movedim, squeeze, flatten, as_strided", "[tensor][view]") {
+TEST_CASE("views: slice select transpose movedim squeeze flatten as_strided", "[tensor][view]") {
   auto x = arange<float>(24).view({2, 3, 4});
   auto s = x.slice(2, -3, 100, 2);
   CHECK(to_ivec(s.sizes()) == ivec{2, 3, 2});
@@ -274,15 +274,15 @@ TEST_CASE("every view op rejects bad arguments with the right exception", "[tens
   CHECK_THROWS_AS(x.select(-4, 0), index_error);
   CHECK_THROWS_AS(zeros<float>({}).select(0, 0), index_error);
   CHECK_THROWS_AS(x.permute({0, 1}), shape_error);
-  CHECK_THROWS_AS(x.permute({0, 1, 1}), index_error);
+  CHECK_THROWS_AS(x.permute({0, 1, 1}), shape_error);
   CHECK_THROWS_AS(x.permute({0, 1, 3}), index_error);
   CHECK_THROWS_AS(x.transpose(0, 3), index_error);
   CHECK_THROWS_WITH(x.t(), "t() expects a tensor with <= 2 dimensions, but self is 3D");
   CHECK_THROWS_AS(x.movedim({0}, {0, 1}), shape_error);
-  CHECK_THROWS_AS(x.movedim({0, 0}, {1, 2}), index_error);
+  CHECK_THROWS_AS(x.movedim({0, 0}, {1, 2}), shape_error);
   CHECK_THROWS_WITH(x.diagonal(0, 1, 1), "diagonal dimensions cannot be identical 1, 1");
   CHECK_THROWS_AS(x.diagonal(0, 0, 3), index_error);
-  CHECK_THROWS_AS(arange<float>(3).diagonal(), shape_error);
+  CHECK_THROWS_AS(arange<float>(3).diagonal(), index_error);  // dim 1 of a 1-D tensor
   CHECK_THROWS_WITH(x.unfold(1, 4, 1), "maximum size for tensor at dimension 1 is 3 but size is 4");
   CHECK_THROWS_AS(x.unfold(1, 2, 0), shape_error);
   CHECK_THROWS_AS(x.squeeze(3), index_error);

@@ -201,6 +201,7 @@ def printing(rng):
             vals = " ".join(str(int(v)) for v in flat.tolist())
         else:
             vals = " ".join(repr(v) for v in flat.tolist())
+        assert NAME[t.dtype] == name, (name, t.dtype)
         cases.append(f"@ {name} {shape_str(t.shape)}\n{vals}\n{repr(t)}\n@end")
     add(torch.tensor([[2, 4, 6], [5, 7, 9]]), "int64")
     add(torch.tensor(3.5), "float32")
@@ -211,7 +212,7 @@ def printing(rng):
     add(torch.tensor([1.0, 2.0, 300.0]), "float32")
     add(torch.tensor([1.0, 2.0, 3000.0]), "float32")
     add(torch.tensor([1e-5, 1.0]), "float32")
-    add(torch.tensor([1e9, 1.0]), "float64")
+    add(torch.tensor([1e9, 1.0], dtype=torch.float64), "float64")
     add(torch.tensor([0.1, float("nan"), float("inf"), -float("inf")]), "float32")
     add(torch.tensor([float("nan"), 0.0]), "float32")
     add(torch.tensor([1.5, 2.0], dtype=torch.float16), "float16")
