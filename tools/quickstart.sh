@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# README command (1): install what is missing, build strata (release), run the main samples.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cmake=$("$root/tools/setup.sh" | tail -n1)
+cd "$root"
+"$cmake" --preset release >/dev/null
+"$cmake" --build --preset release --target broadcasting_tour views_tour
+./build/release/samples/broadcasting_tour
+./build/release/samples/views_tour
