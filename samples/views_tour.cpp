@@ -9,7 +9,7 @@ using namespace strata;
 template <class T>
 void show(const std::string& what, const Tensor<T>& t) {
   std::cout << what << "\n  sizes " << to_string(t.sizes()) << "  strides " << to_string(t.strides())
-            << "  offset " << t.storage_offset() << (t.is_contiguous() ? "  contiguous" : "") << "\n  "
+            << "  offset " << t.storage_offset() << (t.is_contiguous() ? "  contiguous" : "") << "\n"
             << t << "\n\n";
 }
 
