@@ -65,21 +65,21 @@ inline constexpr int num_dtypes = 13;
 
 /// IEEE binary16; computes through float, converts with round-to-nearest-even.
 struct half {
-  std::uint16_t bits = 0;  ///< the raw binary16 pattern
+  std::uint16_t bits;  ///< the raw binary16 pattern (uninitialized by default, like float)
   constexpr half() = default;
   constexpr half(float f) noexcept : bits(detail::float_to_half_bits(f)) {}  // NOLINT: implicit like c10::Half
   /// Builds a half from its raw bit pattern.
-  static constexpr half from_bits(std::uint16_t b) noexcept { half h; h.bits = b; return h; }
+  static constexpr half from_bits(std::uint16_t b) noexcept { half h{}; h.bits = b; return h; }
   constexpr operator float() const noexcept { return detail::half_bits_to_float(bits); }  // NOLINT
 };
 
 /// Brain float16 (8-bit exponent, 7-bit mantissa); converts with round-to-nearest-even.
 struct bfloat16 {
-  std::uint16_t bits = 0;  ///< the raw bfloat16 pattern (upper half of a float)
+  std::uint16_t bits;  ///< the raw bfloat16 pattern (upper half of a float)
   constexpr bfloat16() = default;
   constexpr bfloat16(float f) noexcept : bits(detail::float_to_bfloat16_bits(f)) {}  // NOLINT
   /// Builds a bfloat16 from its raw bit pattern.
-  static constexpr bfloat16 from_bits(std::uint16_t b) noexcept { bfloat16 h; h.bits = b; return h; }
+  static constexpr bfloat16 from_bits(std::uint16_t b) noexcept { bfloat16 h{}; h.bits = b; return h; }
   constexpr operator float() const noexcept {  // NOLINT
     return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
   }

@@ -7,3 +7,5 @@ export import strata.shape;
 export import strata.storage;
 export import strata.tensor;
 export import strata.io;
+export import strata.loop;
+export import strata.expr;

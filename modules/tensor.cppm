@@ -55,6 +55,14 @@ std::int64_t element_offset(const layout& l, int_list index);
 /// Checks that a tensor has exactly one element (for item()).
 void check_single_element(std::int64_t numel);
 
+/// Assignment of a source (tensor, scalar or lazy expression) into a tensor, and evaluation
+/// of an expression into a fresh tensor: specialised by strata.expr.
+template <class E>
+struct assigner;
+/// Lazy expression nodes (not tensors, not scalars) mark themselves with this flag.
+template <class E>
+concept lazy_expression = requires { E::is_strata_expression; };
+
 /// Calls f(offset_a, offset_b) for every index of sizes in row-major order, where the
 /// offsets walk strides_a and strides_b. The simple walk used by copies and printing.
 template <class F>
@@ -116,6 +124,22 @@ class Tensor {
   Tensor& operator=(const Tensor& src) && { return copy_(src); }
   /// Writing to a temporary view writes through: t[0][1] = 3 sets that element.
   Tensor& operator=(T value) && { return fill_(value); }
+  /// Evaluates a lazy expression into a fresh tensor laid out in its inputs' memory order.
+  template <detail::lazy_expression E>
+  Tensor(const E& e) : Tensor(detail::assigner<E>::template eval<T>(e)) {}  // NOLINT: implicit, as `Tensor t = a + b;`
+  /// An lvalue handle assigned an expression rebinds to its fresh result.
+  template <detail::lazy_expression E>
+  Tensor& operator=(const E& e) & { return *this = Tensor(e); }
+  /// A temporary view assigned an expression writes through: x.narrow(0, 1, 3) = a + b.
+  template <detail::lazy_expression E>
+  Tensor& operator=(const E& e) && { assign(e); return *this; }
+  /// Writes src (an expression, tensor or scalar) into this tensor's elements in one fused loop,
+  /// broadcasting src to this shape and converting like copy_. Needs strata.expr.
+  template <class E>
+  const Tensor& assign(const E& src) const {
+    detail::assigner<E>::assign(*this, src);
+    return *this;
+  }
   ~Tensor() = default;
 
   /// Sizes of every dim.
