@@ -203,10 +203,9 @@ using common_t = typename common<A, B>::type;
 template <class Common, class X>
 auto operand_node(const X& x) {
   if constexpr (scalar_operand<X>) {
-    // Integers take the operation's type (int8 + 1000 wraps like PyTorch); floats keep their
-    // value in the compute type (half + 0.1 adds 0.1f, not 0.1 rounded to half).
-    if constexpr (is_reduced_float_v<Common>) return scalar<compute_t<Common>>{convert<compute_t<Common>>(x)};
-    else return scalar<Common>{convert<Common>(x)};
+    // As PyTorch: the scalar is first cast to the operation's dtype (int8 + 1000 wraps,
+    // half * 0.1 multiplies by 0.1 rounded to half), then computed with.
+    return scalar<compute_t<Common>>{static_cast<compute_t<Common>>(convert<Common>(x))};
   } else {
     return to_node(x);
   }

@@ -95,15 +95,21 @@ loop_plan make_plan(int_list sizes, std::span<const loop_operand> ops) {
   return p;
 }
 
+namespace {
+struct stride_size {
+  std::int64_t stride, size;
+};
+}  // namespace
+
 bool has_internal_overlap(int_list sizes, int_list strides) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size) with size > 1
+  small_vec<stride_size, 16> dims;  // dims with size > 1 (no allocation up to rank 16)
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 0) return false;
     if (sizes[d] == 1) continue;
     if (strides[d] == 0) return true;
-    dims.emplace_back(strides[d] < 0 ? -strides[d] : strides[d], sizes[d]);
+    dims.push_back({strides[d] < 0 ? -strides[d] : strides[d], sizes[d]});
   }
-  std::sort(dims.begin(), dims.end());
+  std::sort(dims.begin(), dims.end(), [](stride_size a, stride_size b) { return a.stride < b.stride; });
   // Sufficient: each stride steps past everything the smaller dims reach.
   std::int64_t reach = 0;
   bool nested = true;
@@ -123,9 +129,9 @@ bool has_internal_overlap(int_list sizes, int_list strides) {
     seen[static_cast<std::size_t>(off)] = true;
     std::size_t d = 0;
     for (; d < dims.size(); ++d) {
-      off += dims[d].first;
-      if (++idx[d] < dims[d].second) break;
-      off -= dims[d].first * idx[d];
+      off += dims[d].stride;
+      if (++idx[d] < dims[d].size) break;
+      off -= dims[d].stride * idx[d];
       idx[d] = 0;
     }
     if (d == dims.size()) return false;

@@ -261,6 +261,62 @@ def npy_files():
         f.write(raw[:-5])
 
 
+def expressions():
+    """Results of small expressions (promotion, wrap-around, division) and in-place errors."""
+    t = torch.tensor
+    i8, i32, i64, u8 = torch.int8, torch.int32, torch.int64, torch.uint8
+    f2, f4, f8 = torch.float16, torch.float32, torch.float64
+    cases = {
+        "int32_plus_2.5": t([1, 2, 3], dtype=i32) + 2.5,
+        "float_plus_2.0": t([1.5, 2.25], dtype=f4) + 2.0,
+        "int8_plus_1000": t([1, 100, -100], dtype=i8) + 1000,
+        "int8_times_3": t([100, -100, 127], dtype=i8) * 3,
+        "uint8_minus_10": t([0, 5, 200], dtype=u8) - 10,
+        "int32_overflow": t([2**31 - 1, -2**31], dtype=i32) + t([1, -1], dtype=i32),
+        "int_true_div": t([7, -7, 1, 0], dtype=i64) / t([2, 2, 0, 0], dtype=i64),
+        "floor_divide_int": torch.floor_divide(t([7, -7, 7, -7], dtype=i64), t([2, 2, -2, -2], dtype=i64)),
+        "remainder_int": torch.remainder(t([7, -7, 7, -7], dtype=i64), t([3, 3, -3, -3], dtype=i64)),
+        "fmod_int": torch.fmod(t([7, -7, 7, -7], dtype=i64), t([3, 3, -3, -3], dtype=i64)),
+        "floor_divide_float": torch.floor_divide(t([7.5, -7.5, 1.0, -0.0], dtype=f8), t([2.0, 2.0, 0.0, 3.0], dtype=f8)),
+        "remainder_float": torch.remainder(t([7.5, -7.5, 5.0], dtype=f8), t([2.0, 2.0, -3.0], dtype=f8)),
+        "mixed_promotion": (t([1, 2], dtype=i32) + t([0.5, 0.25], dtype=f8)) * t([2.0, 4.0], dtype=f4),
+        "half_plus_float": t([1.5, 2.5], dtype=f2) + t([0.25, 0.5], dtype=f4),
+        "half_times_0.1": t([1.0, 3.0], dtype=f2) * 0.1,
+        "bool_plus_bool": t([True, True, False]) + t([True, False, False]),
+        "bool_times_int": t([True, False]) * t([3, 4], dtype=i32),
+        "where_scalar": torch.where(t([True, False]), t([1, 2], dtype=i32), 2.5),
+        "pow_int": torch.pow(t([2, 3, -2], dtype=i32), 3),
+        "pow_int_float": torch.pow(t([4, 9], dtype=i32), 0.5),
+        "sigmoid_int": torch.sigmoid(t([0, 1], dtype=i64)),
+        "abs_int8_min": torch.abs(t([-128, -5], dtype=i8)),
+        "neg_int8_min": -t([-128, 5], dtype=i8),
+        "round_half_even": torch.round(t([0.5, 1.5, 2.5, -0.5, -1.5], dtype=f4)),
+        "maximum_nan": torch.maximum(t([1.0, float("nan"), 3.0]), t([2.0, 0.0, float("nan")])),
+        "clamp_float": torch.clamp(t([-2.0, 0.5, 3.0]), -1.0, 1.0),
+        "int_lt_float": t([1, 2, 3], dtype=i32) < 2.5,
+        "bitwise_int": (t([12, 10], dtype=i32) & t([10, 6], dtype=i32)) ^ t([1, 1], dtype=i32),
+        "exp_float64": torch.exp(t([0.0, 1.0], dtype=f8)),
+    }
+    lines = []
+    for name, r in cases.items():
+        vals = " ".join(repr(float(v)) if r.dtype.is_floating_point else str(int(v)) for v in r.reshape(-1).tolist())
+        lines.append(f"{name}|{NAME[r.dtype]}|{vals}")
+    a = torch.zeros(3)
+    try:
+        a += torch.zeros(2, 3)
+    except RuntimeError as e:
+        lines.append(f"inplace_broadcast_error|error|{e}")
+    try:
+        torch.zeros(2, 3).expand(2, 2, 3).add_(1)
+    except RuntimeError as e:
+        lines.append(f"inplace_overlap_error|error|{str(e).splitlines()[0]}")
+    try:
+        torch.zeros(3) + torch.zeros(4)
+    except RuntimeError as e:
+        lines.append(f"broadcast_error|error|{e}")
+    write("expressions.txt", lines)
+
+
 def main():
     rng = random.Random(20261122)
     os.makedirs(GOLDEN, exist_ok=True)
@@ -269,6 +325,7 @@ def main():
     views(rng)
     printing(rng)
     npy_files()
+    expressions()
     print("torch", torch.__version__, "numpy", np.__version__)
 
 

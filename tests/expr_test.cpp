@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <new>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+#include "golden.hpp"
+import strata;
+using namespace strata;
+
+// Counts every operator new in this test binary (storage data comes from posix_memalign).
+static std::atomic<long> allocations{0};
+void* operator new(std::size_t n) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+using i8 = std::int8_t;
+using i32 = std::int32_t;
+using i64 = std::int64_t;
+using u8 = std::uint8_t;
+
+template <class T>
+std::vector<double> as_doubles(const Tensor<T>& t) {
+  std::vector<double> out;
+  for (const T& v : t.to_vector()) out.push_back(detail::convert<double>(v));
+  return out;
+}
+
+template <class E>
+std::pair<std::string, std::vector<double>> run(const E& e) {
+  auto r = eval(e);
+  return {std::string(dtype_name(r.dtype())), as_doubles(r)};
+}
+
+std::map<std::string, std::function<std::pair<std::string, std::vector<double>>()>> golden_cases() {
+  auto t = [](std::initializer_list<double> v, auto tag) {
+    using T = decltype(tag);
+    std::vector<T> out;
+    for (double x : v) out.push_back(detail::convert<T>(x));
+    return from_vector<T>(out);
+  };
+  const double nan = std::nan("");
+  return {
+      {"int32_plus_2.5", [=] { return run(t({1, 2, 3}, i32{}) + 2.5); }},
+      {"float_plus_2.0", [=] { return run(t({1.5, 2.25}, float{}) + 2.0); }},
+      {"int8_plus_1000", [=] { return run(t({1, 100, -100}, i8{}) + 1000); }},
+      {"int8_times_3", [=] { return run(t({100, -100, 127}, i8{}) * 3); }},
+      {"uint8_minus_10", [=] { return run(t({0, 5, 200}, u8{}) - 10); }},
+      {"int32_overflow", [=] { return run(t({2147483647.0, -2147483648.0}, i32{}) + t({1, -1}, i32{})); }},
+      {"int_true_div", [=] { return run(t({7, -7, 1, 0}, i64{}) / t({2, 2, 0, 0}, i64{})); }},
+      {"floor_divide_int", [=] { return run(floor_divide(t({7, -7, 7, -7}, i64{}), t({2, 2, -2, -2}, i64{}))); }},
+      {"remainder_int", [=] { return run(remainder(t({7, -7, 7, -7}, i64{}), t({3, 3, -3, -3}, i64{}))); }},
+      {"fmod_int", [=] { return run(fmod(t({7, -7, 7, -7}, i64{}), t({3, 3, -3, -3}, i64{}))); }},
+      {"floor_divide_float", [=] { return run(floor_divide(t({7.5, -7.5, 1.0, -0.0}, double{}), t({2, 2, 0, 3}, double{}))); }},
+      {"remainder_float", [=] { return run(remainder(t({7.5, -7.5, 5.0}, double{}), t({2, 2, -3}, double{}))); }},
+      {"mixed_promotion", [=] { return run((t({1, 2}, i32{}) + t({0.5, 0.25}, double{})) * t({2, 4}, float{})); }},
+      {"half_plus_float", [=] { return run(t({1.5, 2.5}, half{}) + t({0.25, 0.5}, float{})); }},
+      {"half_times_0.1", [=] { return run(t({1.0, 3.0}, half{}) * 0.1); }},
+      {"bool_plus_bool", [=] { return run(t({1, 1, 0}, bool{}) + t({1, 0, 0}, bool{})); }},
+      {"bool_times_int", [=] { return run(t({1, 0}, bool{}) * t({3, 4}, i32{})); }},
+      {"where_scalar", [=] { return run(where(t({1, 0}, bool{}), t({1, 2}, i32{}), 2.5)); }},
+      {"pow_int", [=] { return run(pow(t({2, 3, -2}, i32{}), 3)); }},
+      {"pow_int_float", [=] { return run(pow(t({4, 9}, i32{}), 0.5)); }},
+      {"sigmoid_int", [=] { return run(sigmoid(t({0, 1}, i64{}))); }},
+      {"abs_int8_min", [=] { return run(abs(t({-128, -5}, i8{}))); }},
+      {"neg_int8_min", [=] { return run(-t({-128, 5}, i8{})); }},
+      {"round_half_even", [=] { return run(round(t({0.5, 1.5, 2.5, -0.5, -1.5}, float{}))); }},
+      {"maximum_nan", [=] { return run(maximum(t({1, nan, 3}, float{}), t({2, 0, nan}, float{}))); }},
+      {"clamp_float", [=] { return run(clamp(t({-2, 0.5, 3}, float{}), -1.0, 1.0)); }},
+      {"int_lt_float", [=] { return run(t({1, 2, 3}, i32{}) < 2.5); }},
+      {"bitwise_int", [=] { return run((t({12, 10}, i32{}) & t({10, 6}, i32{})) ^ t({1, 1}, i32{})); }},
+      {"exp_float64", [=] { return run(exp(t({0, 1}, double{}))); }},
+  };
+}
+}  // namespace
+
+TEST_CASE("expressions match PyTorch's results and dtypes (golden)", "[expr][golden]") {
+  const auto cases = golden_cases();
+  int checked = 0;
+  for (const auto& line : golden::lines("expressions.txt")) {
+    const auto parts = golden::split(line, '|');
+    INFO(line);
+    if (parts[1] == "error") continue;  // checked by name below
+    const auto it = cases.find(parts[0]);
+    REQUIRE(it != cases.end());
+    const auto [type, values] = it->second();
+    CHECK(type == parts[1]);
+    std::istringstream in(parts[2]);
+    std::vector<double> want;
+    for (std::string tok; in >> tok;) want.push_back(std::stod(tok));
+    REQUIRE(values.size() == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      if (std::isnan(want[k])) CHECK(std::isnan(values[k]));
+      else CHECK(values[k] == want[k]);
+      if (want[k] == 0) CHECK(std::signbit(values[k]) == std::signbit(want[k]));
+    }
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(cases.size()));
+}
+
+TEST_CASE("errors are worded as PyTorch's (golden)", "[expr][golden][errors]") {
+  std::map<std::string, std::string> msg;
+  for (const auto& line : golden::lines("expressions.txt")) {
+    const auto parts = golden::split(line, '|');
+    if (parts[1] == "error") msg[parts[0]] = parts[2];
+  }
+  auto a = zeros<float>({3});
+  CHECK_THROWS_WITH(a += zeros<float>({2, 3}), msg.at("inplace_broadcast_error"));
+  CHECK_THROWS_AS(a.assign(zeros<float>({2, 3}) * 2), shape_error);
+  CHECK_THROWS_WITH(zeros<float>({2, 3}).expand({2, 2, 3}) += 1, msg.at("inplace_overlap_error"));
+  CHECK_THROWS_AS(zeros<float>({2, 3}).expand({2, 2, 3}).assign(zeros<float>({2, 2, 3})), overlap_error);
+  CHECK_THROWS_WITH(zeros<float>({3}) + zeros<float>({4}), msg.at("broadcast_error"));
+}
+
+TEST_CASE("result types are decided at compile time", "[expr][promotion]") {
+  auto i = zeros<i32>({2});
+  auto f = zeros<float>({2});
+  auto h = zeros<half>({2});
+  auto c8 = zeros<i8>({2});
+  static_assert(std::is_same_v<decltype(eval(i + 2.5)), Tensor<float>>);
+  static_assert(std::is_same_v<decltype(eval(f + 2.0)), Tensor<float>>);
+  static_assert(std::is_same_v<decltype(eval(c8 + 1000)), Tensor<i8>>);
+  static_assert(std::is_same_v<decltype(eval(i / i)), Tensor<float>>);
+  static_assert(std::is_same_v<decltype(eval(i + f)), Tensor<float>>);
+  static_assert(std::is_same_v<decltype(eval(f * zeros<double>({2}))), Tensor<double>>);
+  static_assert(std::is_same_v<decltype(eval(h * 2.0)), Tensor<half>>);
+  static_assert(std::is_same_v<decltype(eval(i < f)), Tensor<bool>>);
+  static_assert(std::is_same_v<decltype(eval(exp(i))), Tensor<float>>);
+  static_assert(std::is_same_v<decltype(eval(abs(zeros<std::complex<double>>({1})))), Tensor<double>>);
+  static_assert(std::is_same_v<decltype(eval(where(i > 0, i, 2.5))), Tensor<float>>);
+  static_assert(std::is_same_v<decltype(eval(cast<half>(i))), Tensor<half>>);
+  static_assert(std::is_same_v<decltype(eval(zeros<bool>({1}) + 1)), Tensor<i64>>);
+  CHECK(eval(i + 2.5).to_vector() == std::vector<float>{2.5f, 2.5f});
+}
+
+TEST_CASE("an expression holds its tensors: returning it is safe", "[expr]") {
+  auto make = [] {
+    auto a = arange<float>(4);
+    auto b = full<float>({4}, 2.0f);
+    auto e = a * b + 1;  // a and b die here; e holds their handles
+    return e;
+  };
+  auto e = make();
+  CHECK(eval(e).to_vector() == std::vector<float>{1, 3, 5, 7});
+  Tensor<double> d = e;  // converting while evaluating
+  CHECK(d.to_vector() == std::vector<double>{1, 3, 5, 7});
+}
+
+TEST_CASE("assignment: fresh results, views written through, handles rebound", "[expr][assign]") {
+  auto a = arange<float>(6).view({2, 3});
+  auto b = from_vector<float>({10, 20, 30});
+  Tensor<float> r = a + b;  // fresh
+  CHECK(r.to_vector() == std::vector<float>{10, 21, 32, 13, 24, 35});
+  auto x = zeros<float>({3, 5});
+  x.narrow(1, 1, 3).assign(a.select(0, 1) * 2);  // broadcast into a view
+  CHECK(x.to_vector() == std::vector<float>{0, 6, 8, 10, 0, 0, 6, 8, 10, 0, 0, 6, 8, 10, 0});
+  x.slice(0, 0, 3, 2) = b.narrow(0, 0, 1) + 1.0f;  // an rvalue view assigned with = writes through
+  CHECK(x.select(0, 2).to_vector() == std::vector<float>{11, 11, 11, 11, 11});
+  CHECK(x.select(0, 1).to_vector() == std::vector<float>{0, 6, 8, 10, 0});
+  auto h = x;  // a handle to x
+  h = a + 1;   // an lvalue handle rebinds to the fresh result; x is untouched
+  CHECK(h.numel() == 6);
+  CHECK(x.numel() == 15);
+  CHECK(x.at({0, 0}) == 11.0f);
+  auto i = zeros<i32>({3});
+  i.assign(from_vector<double>({1.7, -1.7, 2.5}));  // converts like copy_
+  CHECK(i.to_vector() == std::vector<i32>{1, -1, 2});
+  i.assign(7);
+  CHECK(i.to_vector() == std::vector<i32>{7, 7, 7});
+  i += 1;
+  i *= i;
+  CHECK(i.to_vector() == std::vector<i32>{64, 64, 64});
+  i.narrow(0, 0, 2) -= 4;
+  CHECK(i.to_vector() == std::vector<i32>{60, 60, 64});
+  CHECK_THROWS_WITH(zeros<float>({3}).assign(zeros<float>({2, 3}) + 1),
+                    "output with shape [3] doesn't match the broadcast shape [2, 3]");
+}
+
+TEST_CASE("a fresh result follows its inputs' memory order", "[expr][assign]") {
+  auto a = arange<float>(12).view({3, 4});
+  auto r = eval(a.t() * 2);
+  CHECK(r.strides()[0] == 1);
+  CHECK(r.strides()[1] == 4);  // r is [4, 3] laid out like a: dim 0 fastest
+  CHECK(r.to_vector() == eval(a.t().contiguous() * 2).to_vector());
+  auto p = eval(arange<float>(24).view({2, 3, 4}).permute({2, 0, 1}) + 1);
+  CHECK(std::vector<std::int64_t>(p.strides().begin(), p.strides().end()) == std::vector<std::int64_t>{1, 12, 4});
+}
+
+TEST_CASE("memory overlap: exact alias direct, partial via temporary, self-overlap refused", "[expr][overlap]") {
+  const std::int64_t n = 9;
+  SECTION("x.assign(x * 2 + 1)") {
+    auto x = arange<float>(n);
+    x.assign(x * 2 + 1);
+    CHECK(x.to_vector() == eval(arange<float>(n) * 2 + 1).to_vector());
+  }
+  SECTION("shifted slices give NumPy's answer") {
+    auto x = arange<float>(n) * arange<float>(n);  // not linear, so a forward walk would differ
+    Tensor<float> y = x;
+    auto expected = eval(y.slice(0, 0, n - 1).clone() + 1);
+    y.slice(0, 1, n).assign(y.slice(0, 0, n - 1) + 1);
+    CHECK(y.slice(0, 1, n).to_vector() == expected.to_vector());
+    auto z = eval(x);
+    auto expected2 = eval(z.slice(0, 1, n).clone() * 3);
+    z.slice(0, 0, n - 1).assign(z.slice(0, 1, n) * 3);
+    CHECK(z.slice(0, 0, n - 1).to_vector() == expected2.to_vector());
+  }
+  SECTION("x.assign(x.t() + x)") {
+    auto x = eval(arange<float>(16).view({4, 4}) * arange<float>(16).view({4, 4}));
+    auto expected = eval(x.t().clone() + x.clone());
+    x.assign(x.t() + x);
+    CHECK(x.to_vector() == expected.to_vector());
+  }
+  SECTION("interleaved disjoint views need no temporary") {
+    auto x = arange<float>(64).view({8, 8});
+    auto even = x.slice(1, 0, 8, 2), odd = x.slice(1, 1, 8, 2);
+    auto expected = eval(even.clone() + odd.clone());
+    const long before = allocations.load();
+    even.assign(even + odd);
+    CHECK(allocations.load() == before);  // no temporary was made
+    CHECK(even.to_vector() == expected.to_vector());
+    CHECK(odd.to_vector() == arange<float>(64).view({8, 8}).slice(1, 1, 8, 2).to_vector());
+  }
+  SECTION("an output overlapping itself throws") {
+    auto x = zeros<float>({4});
+    CHECK_THROWS_AS(x.expand({3, 4}).assign(ones<float>({3, 4})), overlap_error);
+    CHECK_THROWS_AS(arange<float>(6).unfold(0, 3, 1).assign(zeros<float>({4, 3})), overlap_error);
+    CHECK_THROWS_AS(x.as_strided({2, 2}, {1, 1}).assign(1.0f), overlap_error);
+    // non-overlapping but unusual strides are fine: offsets {0, 2, 4, 3, 5, 7}
+    auto y = zeros<float>({8});
+    y.as_strided({3, 2}, {2, 3}).assign(1.0f);
+    CHECK(y.to_vector() == std::vector<float>{1, 0, 1, 1, 1, 1, 0, 1});
+  }
+}
+
+TEST_CASE("integer division by zero throws", "[expr][errors]") {
+  auto a = from_vector<i32>({1, 2, 3});
+  auto b = from_vector<i32>({1, 0, 1});
+  CHECK_THROWS_WITH(eval(floor_divide(a, b)), "ZeroDivisionError");
+  CHECK_THROWS_AS(eval(remainder(a, b)), error);
+  CHECK_THROWS_AS(eval(fmod(a, 0)), error);
+  CHECK(eval(a / b).to_vector()[1] == INFINITY);  // true division gives inf, as PyTorch
+  CHECK_THROWS_WITH(pow(a, -1), "Integers to negative integer powers are not allowed.");
+  CHECK(eval(floor_divide(from_vector<i32>({INT32_MIN}), -1)).item() == INT32_MIN);  // wraps, no UB
+}
+
+TEST_CASE("evaluating a 6-node expression allocates nothing but its output", "[expr][alloc]") {
+  auto a = arange<float>(1000), b = arange<float>(1000), c = arange<float>(1000);
+  auto out = empty<float>({1000});
+  long before = allocations.load();
+  out.assign((a * b + c) * 0.5f - a);
+  CHECK(allocations.load() - before == 0);
+  before = allocations.load();
+  auto fresh_alloc = empty<float>({1000});
+  const long for_empty = allocations.load() - before;
+  before = allocations.load();
+  Tensor<float> r = (a * b + c) * 0.5f - a;
+  CHECK(allocations.load() - before == for_empty);
+  CHECK(r.at({3}) == (3.0f * 3.0f + 3.0f) * 0.5f - 3.0f);
+}
+
+TEST_CASE("results are identical for any thread count", "[expr][threads]") {
+  auto a = eval(sin(arange<float>(300000).view({600, 500})));
+  auto b = eval(cos(arange<float>(300000).view({500, 600}))).t();
+  set_num_threads(1);
+  Tensor<float> one = exp(a) * b + a.t().t() / (abs(b) + 1);
+  set_num_threads(2);
+  Tensor<float> two = exp(a) * b + a.t().t() / (abs(b) + 1);
+  set_num_threads(1);
+  CHECK(one.to_vector() == two.to_vector());
+  CHECK(get_num_threads() == 1);
+  CHECK_THROWS_AS(set_num_threads(0), error);
+}
+
+TEST_CASE("complex and float128 arithmetic", "[expr]") {
+  using c64 = std::complex<float>;
+  auto z = from_vector<c64>({c64(1, 2), c64(-3, 0.5f)});
+  auto r = eval(z * z + 1.0f);
+  CHECK(r.to_vector()[0] == c64(1 - 4 + 1, 4));
+  CHECK(eval(abs(from_vector<c64>({c64(3, 4)}))).item() == 5.0f);
+  CHECK(eval(z == z).to_vector() == std::vector<bool>{true, true});
+  auto q = full<float128>({3}, float128(1));
+  Tensor<float128> third = q / 3;
+  CHECK(third.to_vector()[0] * 3 == float128(1));
+  Tensor<float128> e = exp(q) - sqrt(q * 4) + log(q);
+  CHECK(abs(e.to_vector()[2] - (exp(float128(1)) - 2)) < float128(1e-30));
+  auto big = eval(q.expand({2, 3}).t() + cast<float128>(arange<double>(2)));  // strided float128 path
+  CHECK(big.at({2, 1}) == float128(2));
+}
+
+TEST_CASE("64-bit indexing: more than 2^31 elements", "[expr][slow]") {
+  const std::int64_t n = (std::int64_t{1} << 31) + 100;
+  auto a = empty<u8>({n});
+  a.narrow(0, n - 200, 200).assign(5);
+  a.narrow(0, 0, n - 200).assign(1);
+  set_num_threads(2);
+  Tensor<u8> r = a + 1;
+  set_num_threads(1);
+  CHECK(r.at({0}) == 2);
+  CHECK(r.at({n - 1}) == 6);
+  CHECK(r.at({n - 201}) == 2);
+  CHECK(r.at({n - 200}) == 6);
+}
