@@ -2,6 +2,7 @@
 // Lazy element-wise expressions: tiny nodes holding tensor handles (and scalars) by value,
 // with shape and dtype decided when built; assignment runs one fused loop.
 module;
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <complex>
@@ -156,11 +157,11 @@ struct cast_node {
 
 // ---- what may appear in an expression ----
 template <class X>
-concept node = requires { X::is_strata_expression; typename X::leaf_types; };
+concept node = requires { std::remove_cvref_t<X>::is_strata_expression; typename std::remove_cvref_t<X>::leaf_types; };
 template <class X>
-concept tensor_operand = is_tensor<X>::value;
+concept tensor_operand = is_tensor<std::remove_cvref_t<X>>::value;
 template <class X>
-concept scalar_operand = element<X> && !tensor_operand<X>;
+concept scalar_operand = element<std::remove_cvref_t<X>> && !tensor_operand<X>;
 template <class X>
 concept operand = node<X> || tensor_operand<X> || scalar_operand<X>;
 /// At least one side is a tensor or an expression (two scalars are plain C++).
@@ -171,12 +172,13 @@ template <class X> struct node_of { using type = X; };
 template <class T> struct node_of<Tensor<T>> { using type = leaf<T>; };
 /// The node an operand becomes (a tensor becomes a leaf).
 template <class X>
-using node_t = typename node_of<X>::type;
+using node_t = typename node_of<std::remove_cvref_t<X>>::type;
 
+/// An operand as a node: subexpressions that are temporaries are moved, not copied.
 template <class X>
-node_t<X> to_node(const X& x) {
-  if constexpr (tensor_operand<X>) return leaf<typename X::value_type>{x};
-  else return x;
+node_t<X> to_node(X&& x) {
+  if constexpr (tensor_operand<X>) return leaf<typename std::remove_cvref_t<X>::value_type>{std::forward<X>(x)};
+  else return std::forward<X>(x);
 }
 
 /// The promoted operand type of a binary operation, by PyTorch's rules (scalars wrapped).
@@ -197,32 +199,32 @@ struct common<S1, S2> {
                                        promote_with_scalar(dtype::bool_, category_of(dtype_v<S2>)))>;
 };
 template <class A, class B>
-using common_t = typename common<A, B>::type;
+using common_t = typename common<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
 
 /// An operand as a node of an operation computing in Common: scalars are converted once, here.
 template <class Common, class X>
-auto operand_node(const X& x) {
+auto operand_node(X&& x) {
   if constexpr (scalar_operand<X>) {
     // As PyTorch: the scalar is first cast to the operation's dtype (int8 + 1000 wraps,
     // half * 0.1 multiplies by 0.1 rounded to half), then computed with.
     return scalar<compute_t<Common>>{static_cast<compute_t<Common>>(convert<Common>(x))};
   } else {
-    return to_node(x);
+    return to_node(std::forward<X>(x));
   }
 }
 
 template <class Op, class A, class B>
-auto make_binary(const A& a, const B& b) {
+auto make_binary(A&& a, B&& b) {
   using C = common_t<A, B>;
-  auto na = operand_node<C>(a);
-  auto nb = operand_node<C>(b);
+  auto na = operand_node<C>(std::forward<A>(a));
+  auto nb = operand_node<C>(std::forward<B>(b));
   dim_vector shape = broadcast_shapes(na.sizes(), nb.sizes());
   return binary<Op, decltype(na), decltype(nb), C>{std::move(na), std::move(nb), std::move(shape)};
 }
 
 template <class Op, class A>
-auto make_unary(const A& a) {
-  auto na = to_node(a);
+auto make_unary(A&& a) {
+  auto na = to_node(std::forward<A>(a));
   return unary<Op, decltype(na)>{std::move(na)};
 }
 
@@ -479,6 +481,14 @@ template <class... Ts> struct all_trivial<type_list<Ts...>> {
   static constexpr bool value = (std::is_trivially_copyable_v<Ts> && ...);
 };
 
+/// Scratch for one chunk of an operand; deliberately left uninitialized (a std::array in a
+/// std::tuple would be zeroed on every row).
+template <class T, std::size_t N>
+struct chunk_buffer {
+  chunk_buffer() {}  // NOLINT: user-provided so that value-initialization does not zero data
+  alignas(64) T data[N];
+};
+
 /// Reads a strided operand: p[i] is the element i * stride bytes further.
 template <class T>
 struct strided_ptr {
@@ -522,20 +532,21 @@ struct kernel {
       for (std::int64_t i = 0; i < n; ++i)
         *reinterpret_cast<O*>(ptrs[0] + i * s[0]) = convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
     } else {
-      std::tuple<std::array<typename leaf_at<K, leaves>::type, chunk>...> bufs;
-      std::array<O, chunk> obuf;
+      std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, chunk>...> bufs;
+      chunk_buffer<O, chunk> obuf;
       // Broadcast (stride-0) operands hold one value for the whole row: fill once.
-      ((s[K + 1] == 0 ? std::get<K>(bufs).fill(*reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1]))
-                      : void()), ...);
+      ((s[K + 1] == 0 ? std::fill_n(std::get<K>(bufs).data, n < chunk ? n : chunk,
+                                    *reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1]))
+                      : nullptr), ...);
       for (std::int64_t c = 0; c < n; c += chunk) {
         const std::int64_t len = n - c < chunk ? n - c : chunk;
         const auto p = std::make_tuple(source<K>(ptrs[K + 1], s[K + 1], c, len, std::get<K>(bufs))...);
         if (s[0] == sizeof(O)) {
           plain(reinterpret_cast<O*>(ptrs[0]) + c, p, len);
         } else {
-          plain(obuf.data(), p, len);
+          plain(obuf.data, p, len);
           char* o = ptrs[0] + c * s[0];
-          for (std::int64_t i = 0; i < len; ++i) *reinterpret_cast<O*>(o + i * s[0]) = obuf[static_cast<std::size_t>(i)];
+          for (std::int64_t i = 0; i < len; ++i) *reinterpret_cast<O*>(o + i * s[0]) = obuf.data[i];
         }
       }
     }
@@ -544,13 +555,17 @@ struct kernel {
   // Leaf K's elements [c, c + len) as a unit-stride pointer: in place, or gathered into buf.
   template <std::size_t K, class T>
   static const T* source(const char* base, std::int64_t stride, std::int64_t c, std::int64_t len,
-                         std::array<T, chunk>& buf) {
-    if (stride == static_cast<std::int64_t>(sizeof(T))) return reinterpret_cast<const T*>(base) + c;
-    if (stride != 0) {
+                         chunk_buffer<T, chunk>& buf) {
+    constexpr auto w = static_cast<std::int64_t>(sizeof(T));
+    if (stride == w) return reinterpret_cast<const T*>(base) + c;
+    if (stride == 2 * w) {  // every other element (x[:, ::2]): a constant stride vectorises
+      const T* p = reinterpret_cast<const T*>(base) + 2 * c;
+      for (std::int64_t i = 0; i < len; ++i) buf.data[i] = p[2 * i];
+    } else if (stride != 0) {
       const char* p = base + c * stride;
-      for (std::int64_t i = 0; i < len; ++i) buf[static_cast<std::size_t>(i)] = *reinterpret_cast<const T*>(p + i * stride);
+      for (std::int64_t i = 0; i < len; ++i) buf.data[i] = *reinterpret_cast<const T*>(p + i * stride);
     }
-    return buf.data();
+    return buf.data;
   }
 
   static void row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n) {
@@ -563,15 +578,22 @@ template <class E>
 struct leaf_operands {
   std::array<loop_operand, E::leaf_count + 1> ops;
   std::array<const storage*, E::leaf_count + 1> stores;
-  std::array<layout, E::leaf_count + 1> layouts;
+  std::array<const layout*, E::leaf_count + 1> layouts;  // the leaf's own, or expanded below
+  std::array<layout, E::leaf_count + 1> expanded;
 
   leaf_operands(const E& e, int_list sizes) {
     e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) {
-      layouts[I + 1] = expand_layout(t.layout(), sizes);
-      ops[I + 1] = loop_operand{reinterpret_cast<char*>(t.data_ptr()), layouts[I + 1].strides, sizeof(T)};
+      if (t.sizes() == sizes) {
+        layouts[I + 1] = &t.layout();
+      } else {
+        expanded[I + 1] = expand_layout(t.layout(), sizes);
+        layouts[I + 1] = &expanded[I + 1];
+      }
+      ops[I + 1] = loop_operand{reinterpret_cast<char*>(t.data_ptr()), layouts[I + 1]->strides, sizeof(T)};
       stores[I + 1] = &t.storage();
     });
   }
+  leaf_operands(const leaf_operands&) = delete;  // ops point into this object
   std::span<const loop_operand> inputs() const { return std::span<const loop_operand>(ops).subspan(1); }
 };
 
@@ -615,7 +637,7 @@ void assign_into(const Tensor<O>& dst, const E& e) {
   bool via_temporary = false;
   for (std::size_t k = 1; k <= E::leaf_count; ++k) {
     if (!ls.stores[k]->is_alias_of(dst.storage())) continue;
-    const overlap o = memory_overlap(dst.layout(), sizeof(O), ls.layouts[k], ls.ops[k].itemsize);
+    const overlap o = memory_overlap(dst.layout(), sizeof(O), *ls.layouts[k], ls.ops[k].itemsize);
     // An exact alias reads each element just before overwriting it: safe.
     if (o == overlap::partial || (o == overlap::same && ls.ops[k].itemsize != static_cast<std::int64_t>(sizeof(O))))
       via_temporary = true;
@@ -662,26 +684,26 @@ Tensor<typename E::value_type> eval(const E& e) { return detail::eval_fresh<type
 // Arithmetic. `/` is true division (integers divide as float32).
 /// a + b, broadcasting, with PyTorch's promotion.
 template <class A, class B> requires operands<A, B>
-auto operator+(const A& a, const B& b) { return detail::make_binary<detail::add_op>(a, b); }
+auto operator+(A&& a, B&& b) { return detail::make_binary<detail::add_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a - b (not for two bool operands, as in PyTorch).
 template <class A, class B> requires operands<A, B>
-auto operator-(const A& a, const B& b) {
+auto operator-(A&& a, B&& b) {
   static_assert(!std::is_same_v<detail::common_t<A, B>, bool>,
                 "Subtraction, the `-` operator, with two bool tensors is not supported; use logical_xor or bitwise ^ instead.");
-  return detail::make_binary<detail::sub_op>(a, b);
+  return detail::make_binary<detail::sub_op>(std::forward<A>(a), std::forward<B>(b));
 }
 /// a * b.
 template <class A, class B> requires operands<A, B>
-auto operator*(const A& a, const B& b) { return detail::make_binary<detail::mul_op>(a, b); }
+auto operator*(A&& a, B&& b) { return detail::make_binary<detail::mul_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// True division a / b: integer operands give float32.
 template <class A, class B> requires operands<A, B>
-auto operator/(const A& a, const B& b) { return detail::make_binary<detail::div_op>(a, b); }
+auto operator/(A&& a, B&& b) { return detail::make_binary<detail::div_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// -a.
 template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
-auto operator-(const A& a) {
+auto operator-(A&& a) {
   static_assert(!std::is_same_v<typename detail::node_t<A>::value_type, bool>,
                 "Negation, the `-` operator, on a bool tensor is not supported; use logical_not instead.");
-  return detail::make_unary<detail::neg_op>(a);
+  return detail::make_unary<detail::neg_op>(std::forward<A>(a));
 }
 
 // Comparisons give bool.
@@ -697,97 +719,98 @@ constexpr void require_bitwise() {
 }  // namespace detail
 /// a == b element-wise (bool).
 template <class A, class B> requires operands<A, B>
-auto operator==(const A& a, const B& b) { return detail::make_binary<detail::eq_op>(a, b); }
+auto operator==(A&& a, B&& b) { return detail::make_binary<detail::eq_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a != b element-wise (bool).
 template <class A, class B> requires operands<A, B>
-auto operator!=(const A& a, const B& b) { return detail::make_binary<detail::ne_op>(a, b); }
+auto operator!=(A&& a, B&& b) { return detail::make_binary<detail::ne_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a < b element-wise (bool).
 template <class A, class B> requires operands<A, B>
-auto operator<(const A& a, const B& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::lt_op>(a, b); }
+auto operator<(A&& a, B&& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::lt_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a <= b element-wise (bool).
 template <class A, class B> requires operands<A, B>
-auto operator<=(const A& a, const B& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::le_op>(a, b); }
+auto operator<=(A&& a, B&& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::le_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a > b element-wise (bool).
 template <class A, class B> requires operands<A, B>
-auto operator>(const A& a, const B& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::gt_op>(a, b); }
+auto operator>(A&& a, B&& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::gt_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a >= b element-wise (bool).
 template <class A, class B> requires operands<A, B>
-auto operator>=(const A& a, const B& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::ge_op>(a, b); }
+auto operator>=(A&& a, B&& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::ge_op>(std::forward<A>(a), std::forward<B>(b)); }
 
 // Bitwise (integers and bool) and logical operations.
 /// a & b.
 template <class A, class B> requires operands<A, B>
-auto operator&(const A& a, const B& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_and_op>(a, b); }
+auto operator&(A&& a, B&& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_and_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a | b.
 template <class A, class B> requires operands<A, B>
-auto operator|(const A& a, const B& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_or_op>(a, b); }
+auto operator|(A&& a, B&& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_or_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a ^ b.
 template <class A, class B> requires operands<A, B>
-auto operator^(const A& a, const B& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_xor_op>(a, b); }
+auto operator^(A&& a, B&& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_xor_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// ~a (logical not for bool).
 template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
-auto operator~(const A& a) {
+auto operator~(A&& a) {
   static_assert(std::is_integral_v<typename detail::node_t<A>::value_type>, "Bitwise operators need integer or bool operands, as in PyTorch.");
-  return detail::make_unary<detail::bitwise_not_op>(a);
+  return detail::make_unary<detail::bitwise_not_op>(std::forward<A>(a));
 }
 /// a && b element-wise, on truthiness (bool).
 template <class A, class B> requires operands<A, B>
-auto logical_and(const A& a, const B& b) { return detail::make_binary<detail::logical_and_op>(a, b); }
+auto logical_and(A&& a, B&& b) { return detail::make_binary<detail::logical_and_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// a || b element-wise, on truthiness (bool).
 template <class A, class B> requires operands<A, B>
-auto logical_or(const A& a, const B& b) { return detail::make_binary<detail::logical_or_op>(a, b); }
+auto logical_or(A&& a, B&& b) { return detail::make_binary<detail::logical_or_op>(std::forward<A>(a), std::forward<B>(b)); }
 /// !a element-wise (bool).
 template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
-auto logical_not(const A& a) { return detail::make_unary<detail::logical_not_op>(a); }
+auto logical_not(A&& a) { return detail::make_unary<detail::logical_not_op>(std::forward<A>(a)); }
 
 // Binary functions.
 /// Element-wise maximum (NaN propagates).
 template <class A, class B> requires operands<A, B>
-auto maximum(const A& a, const B& b) {
+auto maximum(A&& a, B&& b) {
   static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "maximum is not defined for complex values.");
-  return detail::make_binary<detail::maximum_op>(a, b);
+  return detail::make_binary<detail::maximum_op>(std::forward<A>(a), std::forward<B>(b));
 }
 /// Element-wise minimum (NaN propagates).
 template <class A, class B> requires operands<A, B>
-auto minimum(const A& a, const B& b) {
+auto minimum(A&& a, B&& b) {
   static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "minimum is not defined for complex values.");
-  return detail::make_binary<detail::minimum_op>(a, b);
+  return detail::make_binary<detail::minimum_op>(std::forward<A>(a), std::forward<B>(b));
 }
 /// C's fmod (sign of the dividend); integer division by zero throws.
 template <class A, class B> requires operands<A, B>
-auto fmod(const A& a, const B& b) {
+auto fmod(A&& a, B&& b) {
   static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "fmod is not defined for complex values.");
-  return detail::make_binary<detail::fmod_op>(a, b);
+  return detail::make_binary<detail::fmod_op>(std::forward<A>(a), std::forward<B>(b));
 }
 /// Python's % (sign of the divisor); integer division by zero throws.
 template <class A, class B> requires operands<A, B>
-auto remainder(const A& a, const B& b) {
+auto remainder(A&& a, B&& b) {
   static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "remainder is not defined for complex values.");
-  return detail::make_binary<detail::remainder_op>(a, b);
+  return detail::make_binary<detail::remainder_op>(std::forward<A>(a), std::forward<B>(b));
 }
 /// Python's // (rounds toward negative infinity); integer division by zero throws.
 template <class A, class B> requires operands<A, B>
-auto floor_divide(const A& a, const B& b) {
+auto floor_divide(A&& a, B&& b) {
   static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "floor_divide is not defined for complex values.");
-  return detail::make_binary<detail::floor_divide_op>(a, b);
+  return detail::make_binary<detail::floor_divide_op>(std::forward<A>(a), std::forward<B>(b));
 }
 /// a raised to b (tensor or scalar exponent); integers to negative scalar powers throw.
 template <class A, class B> requires operands<A, B>
-auto pow(const A& a, const B& b) {
-  if constexpr (detail::scalar_operand<B> && std::is_integral_v<B> && std::is_integral_v<detail::common_t<A, B>> &&
-                !std::is_same_v<B, bool>) {
+auto pow(A&& a, B&& b) {
+  using BD = std::remove_cvref_t<B>;
+  if constexpr (detail::scalar_operand<B> && std::is_integral_v<BD> && std::is_integral_v<detail::common_t<A, B>> &&
+                !std::is_same_v<BD, bool>) {
     if (b < 0) throw error("Integers to negative integer powers are not allowed.");
   }
-  return detail::make_binary<detail::pow_op>(a, b);
+  return detail::make_binary<detail::pow_op>(std::forward<A>(a), std::forward<B>(b));
 }
 
 // Unary functions.
 #define STRATA_UNARY(NAME, OP, COMPLEX_OK)                                                        \
   template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)                   \
-  auto NAME(const A& a) {                                                                         \
+  auto NAME(A&& a) {                                                                         \
     static_assert(COMPLEX_OK || !detail::is_complex_v<typename detail::node_t<A>::value_type>,    \
                   #NAME " is not supported for complex values.");                                \
-    return detail::make_unary<detail::OP>(a);                                                     \
+    return detail::make_unary<detail::OP>(std::forward<A>(a));                                                     \
   }
 /// e^x (integers and bool give float32, as every float function below).
 STRATA_UNARY(exp, exp_op, true)
@@ -822,34 +845,34 @@ STRATA_UNARY(sign, sign_op, false)
 #undef STRATA_UNARY
 /// |x| (complex gives the real magnitude; integers wrap at the minimum like PyTorch).
 template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
-auto abs(const A& a) {
+auto abs(A&& a) {
   static_assert(!std::is_same_v<typename detail::node_t<A>::value_type, bool>, "abs is not supported for bool tensors.");
-  return detail::make_unary<detail::abs_op>(a);
+  return detail::make_unary<detail::abs_op>(std::forward<A>(a));
 }
 /// -x.
 template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
-auto neg(const A& a) { return -a; }
+auto neg(A&& a) { return -std::forward<A>(a); }
 /// max(x, 0) (NaN propagates).
 template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
-auto relu(const A& a) {
+auto relu(A&& a) {
   using V = typename detail::node_t<A>::value_type;
   static_assert(!std::is_same_v<V, bool> && !detail::is_complex_v<V>, "relu needs a real, non-bool input.");
-  return detail::make_unary<detail::relu_op>(a);
+  return detail::make_unary<detail::relu_op>(std::forward<A>(a));
 }
 /// Clamps x to [lo, hi] (scalar bounds; NaN propagates; lo > hi gives hi, as PyTorch).
 template <class A, class L, class H>
   requires(detail::operand<A> && !detail::scalar_operand<A> && detail::scalar_operand<L> && detail::scalar_operand<H>)
-auto clamp(const A& x, L lo, H hi) { return minimum(maximum(x, lo), hi); }
+auto clamp(A&& x, L lo, H hi) { return minimum(maximum(std::forward<A>(x), lo), hi); }
 
 /// cond ? x : y element-wise; cond must be bool; x and y promote like a binary operation.
 template <class C, class X, class Y>
   requires(detail::operand<C> && !detail::scalar_operand<C> && detail::operand<X> && detail::operand<Y>)
-auto where(const C& cond, const X& x, const Y& y) {
+auto where(C&& cond, X&& x, Y&& y) {
   static_assert(std::is_same_v<typename detail::node_t<C>::value_type, bool>, "where() needs a bool condition.");
   using Common = detail::common_t<X, Y>;
-  auto nc = detail::to_node(cond);
-  auto nx = detail::operand_node<Common>(x);
-  auto ny = detail::operand_node<Common>(y);
+  auto nc = detail::to_node(std::forward<C>(cond));
+  auto nx = detail::operand_node<Common>(std::forward<X>(x));
+  auto ny = detail::operand_node<Common>(std::forward<Y>(y));
   dim_vector shape = broadcast_shapes(nc.sizes(), nx.sizes(), ny.sizes());
   return detail::where_node<decltype(nc), decltype(nx), decltype(ny), Common>{
       std::move(nc), std::move(nx), std::move(ny), std::move(shape)};
@@ -857,8 +880,8 @@ auto where(const C& cond, const X& x, const Y& y) {
 
 /// Converts an expression's elements to T (like copy_).
 template <element T, class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
-auto cast(const A& a) {
-  auto na = detail::to_node(a);
+auto cast(A&& a) {
+  auto na = detail::to_node(std::forward<A>(a));
   return detail::cast_node<T, decltype(na)>{std::move(na)};
 }
 

@@ -19,7 +19,7 @@ void* allocate_bytes(std::size_t nbytes) {
   void* p = nullptr;
   if (posix_memalign(&p, align, rounded ? rounded : align) != 0) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-  if (big) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+  //if (big) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
 #endif
   return p;
 }
