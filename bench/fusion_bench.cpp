@@ -290,3 +290,32 @@ BENCHMARK(W9_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(Wsmall_hand);
 BENCHMARK(Wsmall_strata);
 BENCHMARK_MAIN();
+namespace {
+void Wsmall_build_only(benchmark::State& s) {
+  auto a = filled<float>({100}, 1), b = filled<float>({100}, 2), c = filled<float>({100}, 3);
+  for (auto _ : s) {
+    auto e = (a + b) * c - a;
+    benchmark::DoNotOptimize(&e);
+  }
+}
+void Wsmall_tensor_copy(benchmark::State& s) {
+  auto a = filled<float>({100}, 1);
+  for (auto _ : s) {
+    Tensor<float> t = a;
+    benchmark::DoNotOptimize(&t);
+  }
+}
+}  // namespace
+BENCHMARK(Wsmall_build_only);
+BENCHMARK(Wsmall_tensor_copy);
+namespace {
+void Wsmall_assign_only(benchmark::State& s) {
+  auto a = filled<float>({100}, 1), b = filled<float>({100}, 2), c = filled<float>({100}, 3), out = empty<float>({100});
+  auto e = (a + b) * c - a;
+  for (auto _ : s) {
+    out.assign(e);
+    benchmark::ClobberMemory();
+  }
+}
+}  // namespace
+BENCHMARK(Wsmall_assign_only);

@@ -213,19 +213,27 @@ auto operand_node(X&& x) {
   }
 }
 
+/// The sizes of any operand (a scalar has none).
+template <class X>
+int_list sizes_of(const X& x) {
+  if constexpr (scalar_operand<X>) return {};
+  else return x.sizes();
+}
+
+// Children are built straight into the parent (one move per level, none for leaves).
 template <class Op, class A, class B>
 auto make_binary(A&& a, B&& b) {
   using C = common_t<A, B>;
-  auto na = operand_node<C>(std::forward<A>(a));
-  auto nb = operand_node<C>(std::forward<B>(b));
-  dim_vector shape = broadcast_shapes(na.sizes(), nb.sizes());
-  return binary<Op, decltype(na), decltype(nb), C>{std::move(na), std::move(nb), std::move(shape)};
+  using NA = decltype(operand_node<C>(std::forward<A>(a)));
+  using NB = decltype(operand_node<C>(std::forward<B>(b)));
+  dim_vector shape = broadcast_shapes(sizes_of(a), sizes_of(b));
+  return binary<Op, NA, NB, C>{operand_node<C>(std::forward<A>(a)), operand_node<C>(std::forward<B>(b)),
+                               std::move(shape)};
 }
 
 template <class Op, class A>
 auto make_unary(A&& a) {
-  auto na = to_node(std::forward<A>(a));
-  return unary<Op, decltype(na)>{std::move(na)};
+  return unary<Op, node_t<A>>{to_node(std::forward<A>(a))};
 }
 
 // ---- operations: result type and element kernel ----
@@ -602,11 +610,27 @@ std::string overlap_message() {
          "memory location. Please clone() the tensor before performing the operation.";
 }
 
-/// Runs out = e (shapes already checked, no harmful overlap) as one planned loop.
+/// Runs out = e (shapes already checked, no harmful overlap) as one planned loop. When the
+/// output and every leaf are contiguous with the output's sizes, the plan is one flat dim
+/// and the planner is skipped (the common case, and what keeps small tensors cheap).
 template <element O, class E>
-void run_assign(const Tensor<O>& out, const E& e, leaf_operands<E>& ls) {
+void run_assign(const Tensor<O>& out, const E& e, leaf_operands<E>& ls, bool out_contiguous) {
   ls.ops[0] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), out.strides(), sizeof(O)};
-  const loop_plan plan = make_plan(out.sizes(), ls.ops);
+  bool flat = out_contiguous;
+  for (std::size_t k = 1; flat && k <= E::leaf_count; ++k)
+    flat = ls.layouts[k]->sizes == out.sizes() && is_contiguous(ls.layouts[k]->sizes, ls.layouts[k]->strides);
+  loop_plan plan;
+  if (flat) {
+    plan.nops = static_cast<std::int64_t>(E::leaf_count + 1);
+    plan.numel = out.numel();
+    plan.sizes.push_back(plan.numel > 0 ? plan.numel : 0);
+    for (const loop_operand& op : ls.ops) {
+      plan.strides.push_back(op.itemsize);
+      plan.base.push_back(op.data);
+    }
+  } else {
+    plan = make_plan(out.sizes(), ls.ops);
+  }
   const kernel<O, E> k{&e};
   const std::int64_t before = zero_divisions();
   execute(plan, &kernel<O, E>::row, &k);
@@ -619,7 +643,7 @@ Tensor<O> eval_fresh(const E& e) {
   leaf_operands<E> ls(e, e.sizes());
   const dim_vector strides = fresh_strides(e.sizes(), ls.inputs());
   Tensor<O> out(storage::allocate<O>(numel_of(e.sizes()), init::uninitialized), e.sizes(), strides, 0);
-  run_assign(out, e, ls);
+  run_assign(out, e, ls, out.is_contiguous());
   return out;
 }
 
@@ -632,7 +656,8 @@ void assign_into(const Tensor<O>& dst, const E& e) {
       throw shape_error("output with shape " + to_string(dst.sizes()) +
                         " doesn't match the broadcast shape " + to_string(b));
   }
-  if (has_internal_overlap(dst.sizes(), dst.strides())) throw overlap_error(overlap_message());
+  const bool contiguous = dst.is_contiguous();  // a contiguous tensor never overlaps itself
+  if (!contiguous && has_internal_overlap(dst.sizes(), dst.strides())) throw overlap_error(overlap_message());
   leaf_operands<E> ls(e, dst.sizes());
   bool via_temporary = false;
   for (std::size_t k = 1; k <= E::leaf_count; ++k) {
@@ -646,10 +671,10 @@ void assign_into(const Tensor<O>& dst, const E& e) {
     const Tensor<typename E::value_type> tmp = eval_fresh<typename E::value_type>(e);
     const leaf<typename E::value_type> l{tmp};
     leaf_operands<leaf<typename E::value_type>> tl(l, dst.sizes());
-    run_assign(dst, l, tl);
+    run_assign(dst, l, tl, contiguous);
     return;
   }
-  run_assign(dst, e, ls);
+  run_assign(dst, e, ls, contiguous);
 }
 
 template <class E>

@@ -32,10 +32,23 @@ class small_vec {
   small_vec(std::initializer_list<T> il) { assign(il.begin(), il.end()); }
   /// The elements of a span.
   explicit small_vec(std::span<const T> s) { assign(s.data(), s.data() + s.size()); }
-  small_vec(const small_vec& o) { assign(o.begin(), o.end()); }
+  small_vec(const small_vec& o) {
+    if (o.is_inline()) {  // whole inline buffer: a fixed-size copy the compiler inlines
+      std::memcpy(inline_, o.inline_, sizeof inline_);
+      size_ = o.size_;
+    } else {
+      assign(o.begin(), o.end());
+    }
+  }
   small_vec(small_vec&& o) noexcept { steal(o); }
   small_vec& operator=(const small_vec& o) {
-    if (this != &o) assign(o.begin(), o.end());
+    if (this == &o) return *this;
+    if (o.is_inline() && is_inline()) {
+      std::memcpy(inline_, o.inline_, sizeof inline_);
+      size_ = o.size_;
+    } else {
+      assign(o.begin(), o.end());
+    }
     return *this;
   }
   small_vec& operator=(small_vec&& o) noexcept {
@@ -106,7 +119,10 @@ class small_vec {
   bool is_inline() const noexcept { return data_ == inline_; }
   operator std::span<const T>() const noexcept { return {data_, size_}; }  // NOLINT
   friend bool operator==(const small_vec& a, const small_vec& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    if (a.size_ != b.size_) return false;
+    for (size_type i = 0; i < a.size_; ++i)
+      if (a.data_[i] != b.data_[i]) return false;
+    return true;
   }
 
  private:
@@ -118,7 +134,7 @@ class small_vec {
   }
   void steal(small_vec& o) noexcept {
     if (o.data_ == o.inline_) {
-      std::memcpy(inline_, o.inline_, o.size_ * sizeof(T));
+      std::memcpy(inline_, o.inline_, sizeof inline_);
       data_ = inline_;
       cap_ = N;
     } else {
@@ -147,8 +163,10 @@ class int_list {
   constexpr int_list() noexcept = default;
   constexpr int_list(std::initializer_list<std::int64_t> il) noexcept  // NOLINT
       : data_(il.begin()), size_(il.size()) {}
-  int_list(const dim_vector& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT
-  int_list(const std::vector<std::int64_t>& v) noexcept  // NOLINT
+  // Members of a non-template class in a module are not implicitly inline: say so, so that
+  // importers can inline these hot one-liners.
+  inline int_list(const dim_vector& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT
+  inline int_list(const std::vector<std::int64_t>& v) noexcept  // NOLINT
       : data_(v.data()), size_(v.size()) {}
   constexpr int_list(std::span<const std::int64_t> s) noexcept  // NOLINT
       : data_(s.data()), size_(s.size()) {}
@@ -161,9 +179,12 @@ class int_list {
   constexpr const std::int64_t* end() const noexcept { return data_ + size_; }
   constexpr std::int64_t back() const noexcept { return data_[size_ - 1]; }
   /// An owning copy.
-  dim_vector vec() const { return dim_vector(std::span<const std::int64_t>(data_, size_)); }
-  friend bool operator==(int_list a, int_list b) noexcept {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  inline dim_vector vec() const { return dim_vector(std::span<const std::int64_t>(data_, size_)); }
+  friend constexpr bool operator==(int_list a, int_list b) noexcept {
+    if (a.size_ != b.size_) return false;
+    for (std::size_t i = 0; i < a.size_; ++i)  // short: a plain loop beats a call to memcmp
+      if (a.data_[i] != b.data_[i]) return false;
+    return true;
   }
 
  private:

@@ -24,7 +24,7 @@ enum class init { uninitialized, zero };
 /// A shared buffer of elements of one type; copies of a storage share the buffer.
 class storage {
  public:
-  storage() = default;
+  inline storage() = default;
 
   /// A buffer of n elements of T; trivially constructible types may stay uninitialized.
   template <element T>
@@ -51,15 +51,15 @@ class storage {
   }
 
   /// The first byte of the buffer (nullptr for a default-constructed storage).
-  void* data() const noexcept { return block_ ? block_->data : nullptr; }
+  inline void* data() const noexcept { return block_ ? block_->data : nullptr; }
   /// Size of the buffer in bytes.
-  std::size_t nbytes() const noexcept { return block_ ? block_->nbytes : 0; }
+  inline std::size_t nbytes() const noexcept { return block_ ? block_->nbytes : 0; }
   /// Number of elements the buffer holds.
-  std::int64_t size() const noexcept { return block_ ? block_->count : 0; }
+  inline std::int64_t size() const noexcept { return block_ ? block_->count : 0; }
   /// How many storage handles share this buffer.
-  long use_count() const noexcept { return block_.use_count(); }
+  inline long use_count() const noexcept { return block_.use_count(); }
   /// True when both handles refer to the same buffer.
-  bool is_alias_of(const storage& o) const noexcept { return block_ && block_ == o.block_; }
+  inline bool is_alias_of(const storage& o) const noexcept { return block_ && block_ == o.block_; }
 
  private:
   struct block {

@@ -94,7 +94,8 @@ void execute(const loop_plan& p, row_fn fn, const void* ctx) {
   if (p.numel == 0) return;
   if (static_cast<std::size_t>(p.nops) > max_ops || p.sizes.size() > 64)
     throw error("strata: an expression with more than 63 tensor leaves or 64 dims is not supported");
-  const std::int64_t chunks = std::min<std::int64_t>(get_num_threads(), p.numel / grain);
+  // Below two grains there is nothing to split: run inline, without asking OpenMP anything.
+  const std::int64_t chunks = p.numel < 2 * grain ? 1 : std::min<std::int64_t>(get_num_threads(), p.numel / grain);
   std::int64_t units = p.numel;  // elements, or tiles for a tiled plan
   if (p.tiled) {
     units = (p.sizes[0] + tile - 1) / tile * ((p.sizes[1] + tile - 1) / tile);
