@@ -6,7 +6,6 @@
 #include <benchmark/benchmark.h>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 import strata;
 using namespace strata;
 
@@ -22,6 +21,16 @@ Tensor<T> filled(int_list sizes, double base) {
   return t;
 }
 
+// The hand-written loops run on memory allocated the way strata allocates (64-byte aligned,
+// huge pages for large blocks), so that the ratios compare loops, not allocators.
+template <class T>
+struct buf {
+  Tensor<T> t;
+  explicit buf(std::int64_t n, double v = 0) : t(full<T>({n}, static_cast<T>(v))) {}
+  T* data() { return t.data_ptr(); }
+  T& operator[](std::size_t i) { return t.data_ptr()[i]; }
+};
+
 void bytes(benchmark::State& s, std::int64_t per_iter) {
   s.SetBytesProcessed(static_cast<std::int64_t>(s.iterations()) * per_iter);
 }
@@ -35,37 +44,45 @@ struct threads_guard {
 void W1_strata_assign(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({N}, 1), b = filled<float>({N}, 2), c = filled<float>({N}, 3), out = empty<float>({N});
-  for (auto _ : s) out.assign(a + b * c);
+  auto run = [&] { out.assign(a + b * c); };
+  run();  // warm-up
+  for (auto _ : s) run();
   bytes(s, 4 * N * 4);
 }
 void W1_strata_eval(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({N}, 1), b = filled<float>({N}, 2), c = filled<float>({N}, 3);
-  for (auto _ : s) {
+  auto run = [&] {
     Tensor<float> out = a + b * c;
     benchmark::DoNotOptimize(out.data_ptr());
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 4 * N * 4);
 }
 void W1_hand(benchmark::State& s) {
-  std::vector<float> a(N, 1), b(N, 2), c(N, 3), out(N);
-  for (auto _ : s) {
+  buf<float> a(N, 1), b(N, 2), c(N, 3), out(N);
+  auto run = [&] {
     const float* __restrict pa = a.data(); const float* __restrict pb = b.data(); const float* __restrict pc = c.data();
     float* __restrict po = out.data();
     for (std::int64_t i = 0; i < N; ++i) po[i] = pa[i] + pb[i] * pc[i];
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 4 * N * 4);
 }
 void W1_op_by_op(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({N}, 1), b = filled<float>({N}, 2), c = filled<float>({N}, 3);
-  for (auto _ : s) {
+  auto run = [&] {
     Tensor<float> t = b * c;
     Tensor<float> out = a + t;
     benchmark::DoNotOptimize(out.data_ptr());
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 4 * N * 4);
 }
 
@@ -74,42 +91,50 @@ void W2_strata_assign(benchmark::State& s) {
   threads_guard g(static_cast<int>(s.range(0)));
   auto a = filled<float>({N}, 1), b = filled<float>({N}, 2), c = filled<float>({N}, 3), d = filled<float>({N}, 4),
        e = filled<float>({N}, 5), out = empty<float>({N});
-  for (auto _ : s) out.assign((a * b + c * d - e) * 0.5f);
+  auto run = [&] { out.assign((a * b + c * d - e) * 0.5f); };
+  run();  // warm-up
+  for (auto _ : s) run();
   bytes(s, 6 * N * 4);
 }
 void W2_strata_eval(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({N}, 1), b = filled<float>({N}, 2), c = filled<float>({N}, 3), d = filled<float>({N}, 4),
        e = filled<float>({N}, 5);
-  for (auto _ : s) {
+  auto run = [&] {
     Tensor<float> out = (a * b + c * d - e) * 0.5f;
     benchmark::DoNotOptimize(out.data_ptr());
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 6 * N * 4);
 }
 void W2_hand(benchmark::State& s) {
-  std::vector<float> a(N, 1), b(N, 2), c(N, 3), d(N, 4), e(N, 5), out(N);
-  for (auto _ : s) {
+  buf<float> a(N, 1), b(N, 2), c(N, 3), d(N, 4), e(N, 5), out(N);
+  auto run = [&] {
     const float* __restrict pa = a.data(); const float* __restrict pb = b.data(); const float* __restrict pc = c.data();
     const float* __restrict pd = d.data(); const float* __restrict pe = e.data(); float* __restrict po = out.data();
     for (std::int64_t i = 0; i < N; ++i) po[i] = (pa[i] * pb[i] + pc[i] * pd[i] - pe[i]) * 0.5f;
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 6 * N * 4);
 }
 void W2_op_by_op(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({N}, 1), b = filled<float>({N}, 2), c = filled<float>({N}, 3), d = filled<float>({N}, 4),
        e = filled<float>({N}, 5);
-  for (auto _ : s) {
+  auto run = [&] {
     Tensor<float> t1 = a * b;
     Tensor<float> t2 = c * d;
     Tensor<float> t3 = t1 + t2;
     Tensor<float> t4 = t3 - e;
     Tensor<float> out = t4 * 0.5f;
     benchmark::DoNotOptimize(out.data_ptr());
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 6 * N * 4);
 }
 
@@ -117,19 +142,23 @@ void W2_op_by_op(benchmark::State& s) {
 void W3_strata(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({M, M}, 1), b = filled<float>({M}, 2), out = empty<float>({M, M});
-  for (auto _ : s) out.assign(a + b);
+  auto run = [&] { out.assign(a + b); };
+  run();  // warm-up
+  for (auto _ : s) run();
   bytes(s, 2 * M * M * 4);
 }
 void W3_hand(benchmark::State& s) {
-  std::vector<float> a(M * M, 1), b(M, 2), out(M * M);
-  for (auto _ : s) {
+  buf<float> a(M * M, 1), b(M, 2), out(M * M);
+  auto run = [&] {
     for (std::int64_t i = 0; i < M; ++i) {
       const float* __restrict pa = a.data() + i * M; const float* __restrict pb = b.data(); float* __restrict po = out.data() + i * M;
       for (std::int64_t j = 0; j < M; ++j) po[j] = pa[j] + pb[j];
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 2 * M * M * 4);
 }
 
@@ -137,12 +166,14 @@ void W3_hand(benchmark::State& s) {
 void W4_strata(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({M, 1}, 1), b = filled<float>({1, M}, 2), c = filled<float>({M, M}, 3), out = empty<float>({M, M});
-  for (auto _ : s) out.assign(a * b + c);
+  auto run = [&] { out.assign(a * b + c); };
+  run();  // warm-up
+  for (auto _ : s) run();
   bytes(s, 2 * M * M * 4);
 }
 void W4_hand(benchmark::State& s) {
-  std::vector<float> a(M, 1), b(M, 2), c(M * M, 3), out(M * M);
-  for (auto _ : s) {
+  buf<float> a(M, 1), b(M, 2), c(M * M, 3), out(M * M);
+  auto run = [&] {
     for (std::int64_t i = 0; i < M; ++i) {
       const float ai = a[static_cast<std::size_t>(i)];
       const float* __restrict pb = b.data(); const float* __restrict pc = c.data() + i * M; float* __restrict po = out.data() + i * M;
@@ -150,7 +181,9 @@ void W4_hand(benchmark::State& s) {
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 2 * M * M * 4);
 }
 
@@ -158,23 +191,27 @@ void W4_hand(benchmark::State& s) {
 void W5_strata(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({M, M}, 1), b = filled<float>({M, M}, 2), out = empty<float>({M, M});
-  for (auto _ : s) out.assign(a.t() + b);
+  auto run = [&] { out.assign(a.t() + b); };
+  run();  // warm-up
+  for (auto _ : s) run();
   bytes(s, 3 * M * M * 4);
 }
 void W5_hand_naive(benchmark::State& s) {
-  std::vector<float> a(M * M, 1), b(M * M, 2), out(M * M);
-  for (auto _ : s) {
+  buf<float> a(M * M, 1), b(M * M, 2), out(M * M);
+  auto run = [&] {
     for (std::int64_t i = 0; i < M; ++i)
       for (std::int64_t j = 0; j < M; ++j) out[static_cast<std::size_t>(i * M + j)] = a[static_cast<std::size_t>(j * M + i)] + b[static_cast<std::size_t>(i * M + j)];
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 3 * M * M * 4);
 }
 void W5_hand_blocked(benchmark::State& s) {
-  std::vector<float> a(M * M, 1), b(M * M, 2), out(M * M);
+  buf<float> a(M * M, 1), b(M * M, 2), out(M * M);
   constexpr std::int64_t B = 64;
-  for (auto _ : s) {
+  auto run = [&] {
     for (std::int64_t i0 = 0; i0 < M; i0 += B)
       for (std::int64_t j0 = 0; j0 < M; j0 += B)
         for (std::int64_t i = i0; i < i0 + B; ++i) {
@@ -184,7 +221,9 @@ void W5_hand_blocked(benchmark::State& s) {
         }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 3 * M * M * 4);
 }
 
@@ -193,36 +232,44 @@ void W6_int_float_strata(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<std::int32_t>({N}, 1);
   auto b = filled<float>({N}, 2), out = empty<float>({N});
-  for (auto _ : s) out.assign(a + b);
+  auto run = [&] { out.assign(a + b); };
+  run();  // warm-up
+  for (auto _ : s) run();
   bytes(s, 3 * N * 4);
 }
 void W6_int_float_hand(benchmark::State& s) {
-  std::vector<std::int32_t> a(N, 1);
-  std::vector<float> b(N, 2), out(N);
-  for (auto _ : s) {
+  buf<std::int32_t> a(N, 1);
+  buf<float> b(N, 2), out(N);
+  auto run = [&] {
     const std::int32_t* __restrict pa = a.data(); const float* __restrict pb = b.data(); float* __restrict po = out.data();
     for (std::int64_t i = 0; i < N; ++i) po[i] = static_cast<float>(pa[i]) + pb[i];
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, 3 * N * 4);
 }
 void W6_float_double_strata(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({N}, 1);
   auto b = filled<double>({N}, 2), out = empty<double>({N});
-  for (auto _ : s) out.assign(a * b);
+  auto run = [&] { out.assign(a * b); };
+  run();  // warm-up
+  for (auto _ : s) run();
   bytes(s, N * (4 + 8 + 8));
 }
 void W6_float_double_hand(benchmark::State& s) {
-  std::vector<float> a(N, 1);
-  std::vector<double> b(N, 2), out(N);
-  for (auto _ : s) {
+  buf<float> a(N, 1);
+  buf<double> b(N, 2), out(N);
+  auto run = [&] {
     const float* __restrict pa = a.data(); const double* __restrict pb = b.data(); double* __restrict po = out.data();
     for (std::int64_t i = 0; i < N; ++i) po[i] = static_cast<double>(pa[i]) * pb[i];
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, N * (4 + 8 + 8));
 }
 
@@ -230,19 +277,23 @@ void W6_float_double_hand(benchmark::State& s) {
 void W9_strata(benchmark::State& s) {
   threads_guard g(1);
   auto x = filled<float>({M, M}, 1), out = empty<float>({M, M / 2});
-  for (auto _ : s) out.assign(x.slice(1, 0, M, 2) + x.slice(1, 1, M, 2));
+  auto run = [&] { out.assign(x.slice(1, 0, M, 2) + x.slice(1, 1, M, 2)); };
+  run();  // warm-up
+  for (auto _ : s) run();
   bytes(s, (M * M + M * M / 2) * 4);
 }
 void W9_hand(benchmark::State& s) {
-  std::vector<float> x(M * M, 1), out(M * M / 2);
-  for (auto _ : s) {
+  buf<float> x(M * M, 1), out(M * M / 2);
+  auto run = [&] {
     for (std::int64_t i = 0; i < M; ++i) {
       const float* __restrict px = x.data() + i * M; float* __restrict po = out.data() + i * M / 2;
       for (std::int64_t j = 0; j < M / 2; ++j) po[j] = px[2 * j] + px[2 * j + 1];
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
   bytes(s, (M * M + M * M / 2) * 4);
 }
 
@@ -250,19 +301,23 @@ void W9_hand(benchmark::State& s) {
 void Wsmall_strata(benchmark::State& s) {
   threads_guard g(1);
   auto a = filled<float>({100}, 1), b = filled<float>({100}, 2), c = filled<float>({100}, 3), out = empty<float>({100});
-  for (auto _ : s) {
+  auto run = [&] {
     out.assign((a + b) * c - a);
     benchmark::DoNotOptimize(out.data_ptr());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
 }
 void Wsmall_hand(benchmark::State& s) {
-  std::vector<float> a(100, 1), b(100, 2), c(100, 3), out(100);
-  for (auto _ : s) {
+  buf<float> a(100, 1), b(100, 2), c(100, 3), out(100);
+  auto run = [&] {
     for (std::size_t i = 0; i < 100; ++i) out[i] = (a[i] + b[i]) * c[i] - a[i];
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
 }
 }  // namespace
 
@@ -293,17 +348,21 @@ BENCHMARK_MAIN();
 namespace {
 void Wsmall_build_only(benchmark::State& s) {
   auto a = filled<float>({100}, 1), b = filled<float>({100}, 2), c = filled<float>({100}, 3);
-  for (auto _ : s) {
+  auto run = [&] {
     auto e = (a + b) * c - a;
     benchmark::DoNotOptimize(&e);
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
 }
 void Wsmall_tensor_copy(benchmark::State& s) {
   auto a = filled<float>({100}, 1);
-  for (auto _ : s) {
+  auto run = [&] {
     Tensor<float> t = a;
     benchmark::DoNotOptimize(&t);
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
 }
 }  // namespace
 BENCHMARK(Wsmall_build_only);
@@ -312,10 +371,12 @@ namespace {
 void Wsmall_assign_only(benchmark::State& s) {
   auto a = filled<float>({100}, 1), b = filled<float>({100}, 2), c = filled<float>({100}, 3), out = empty<float>({100});
   auto e = (a + b) * c - a;
-  for (auto _ : s) {
+  auto run = [&] {
     out.assign(e);
     benchmark::ClobberMemory();
-  }
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
 }
 }  // namespace
 BENCHMARK(Wsmall_assign_only);

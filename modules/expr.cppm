@@ -513,7 +513,7 @@ template <element O, class E>
 struct kernel {
   using leaves = typename E::leaf_types;
   static constexpr std::size_t N = E::leaf_count;
-  static constexpr std::int64_t chunk = 256;
+  static constexpr std::int64_t chunk = 512;
   const E* e;
 
   template <std::size_t... K>

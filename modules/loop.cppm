@@ -20,8 +20,11 @@ int get_num_threads();
 export namespace strata::detail {
 /// Elements per thread below which a loop runs single-threaded and inline.
 inline constexpr std::int64_t grain = 32768;
-/// Tile edge (elements) for the blocked walk when operands disagree about the fastest dim.
-inline constexpr std::int64_t tile = 64;
+/// Tile (elements along dim 0 x rows along dim 1) for the blocked walk when operands disagree
+/// about the fastest dim: 16 rows use a whole cache line of a transposed float operand, and
+/// 256-element rows keep the per-row call cheap while 256 lines (16 KiB) stay in L1.
+inline constexpr std::int64_t tile = 256;
+inline constexpr std::int64_t tile_rows = 16;
 
 /// One operand of a loop: its first element and its element strides broadcast to the
 /// loop's sizes (0 along broadcast dims).

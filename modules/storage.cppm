@@ -11,13 +11,17 @@ import strata.dtype;
 import strata.error;
 
 namespace strata::detail {
-/// Aligned raw bytes: 64-byte aligned; large blocks are 2 MiB aligned and ask for
-/// transparent huge pages so that a fresh result is not dominated by page faults.
+/// Aligned raw bytes: 64-byte aligned; blocks of 4 MiB and more are 2 MiB aligned, ask for
+/// transparent huge pages, and are kept for reuse when freed (up to 1 GiB in all), so that a
+/// fresh result is not dominated by page faults.
 void* allocate_bytes(std::size_t nbytes);
-void free_bytes(void* p) noexcept;
+void free_bytes(void* p, std::size_t nbytes) noexcept;
 }  // namespace strata::detail
 
 export namespace strata {
+/// Frees the large blocks strata keeps for reuse (like torch.cuda.empty_cache).
+void empty_cache();
+
 /// How a new storage's elements start out.
 enum class init { uninitialized, zero };
 
@@ -72,7 +76,7 @@ class storage {
     block& operator=(const block&) = delete;
     ~block() {
       if (destroy) destroy(data, count);
-      detail::free_bytes(data);
+      detail::free_bytes(data, nbytes);
     }
   };
   std::shared_ptr<block> block_;

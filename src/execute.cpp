@@ -67,11 +67,11 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
 void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, row_fn fn, const void* ctx) {
   const auto nops = static_cast<std::size_t>(p.nops);
   const std::int64_t tiles0 = (p.sizes[0] + tile - 1) / tile;
-  const std::int64_t tiles1 = (p.sizes[1] + tile - 1) / tile;
+  const std::int64_t tiles1 = (p.sizes[1] + tile_rows - 1) / tile_rows;
   char* ptrs[max_ops];
   for (std::int64_t t = t0; t < t1; ++t) {
     const std::int64_t i0 = (t % tiles0) * tile;
-    const std::int64_t j0 = (t / tiles0 % tiles1) * tile;
+    const std::int64_t j0 = (t / tiles0 % tiles1) * tile_rows;
     std::int64_t outer = t / tiles0 / tiles1;
     for (std::size_t k = 0; k < nops; ++k)
       ptrs[k] = p.base[k] + i0 * p.strides[k] + j0 * p.strides[nops + k];
@@ -81,7 +81,7 @@ void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, row_fn fn, 
       for (std::size_t k = 0; k < nops; ++k) ptrs[k] += i * p.strides[d * nops + k];
     }
     const std::int64_t len = std::min(tile, p.sizes[0] - i0);
-    const std::int64_t rows = std::min(tile, p.sizes[1] - j0);
+    const std::int64_t rows = std::min(tile_rows, p.sizes[1] - j0);
     for (std::int64_t j = 0; j < rows; ++j) {
       fn(ctx, ptrs, p.strides.data(), len);
       for (std::size_t k = 0; k < nops; ++k) ptrs[k] += p.strides[nops + k];
@@ -98,7 +98,7 @@ void execute(const loop_plan& p, row_fn fn, const void* ctx) {
   const std::int64_t chunks = p.numel < 2 * grain ? 1 : std::min<std::int64_t>(get_num_threads(), p.numel / grain);
   std::int64_t units = p.numel;  // elements, or tiles for a tiled plan
   if (p.tiled) {
-    units = (p.sizes[0] + tile - 1) / tile * ((p.sizes[1] + tile - 1) / tile);
+    units = (p.sizes[0] + tile - 1) / tile * ((p.sizes[1] + tile_rows - 1) / tile_rows);
     for (std::size_t d = 2; d < p.sizes.size(); ++d) units *= p.sizes[d];
   }
   auto run = [&](std::int64_t u0, std::int64_t u1) {

@@ -75,13 +75,13 @@ loop_plan make_plan(int_list sizes, std::span<const loop_operand> ops) {
   // Tile when an operand is strided along the inner dim but unit-strided along another:
   // walking tile x tile blocks keeps both its cache lines and the others' in L1.
   const std::size_t n = p.sizes.size();
-  if (n >= 2 && p.sizes[0] >= tile / 4) {
+  if (n >= 2 && p.sizes[0] >= tile_rows) {
     for (std::size_t k = 0; k < ops.size() && !p.tiled; ++k) {
       const std::int64_t w = ops[k].itemsize;
       const std::int64_t s0 = p.strides[k];
       if (s0 == w || s0 == 0) continue;
       for (std::size_t d = 1; d < n; ++d) {
-        if (p.strides[d * ops.size() + k] != w || p.sizes[d] < tile / 4) continue;
+        if (p.strides[d * ops.size() + k] != w || p.sizes[d] < tile_rows) continue;
         if (d != 1) {  // bring the dim into position 1
           std::swap(p.sizes[1], p.sizes[d]);
           for (std::size_t j = 0; j < ops.size(); ++j)
