@@ -43,6 +43,7 @@ struct leaf {
   using leaf_types = type_list<T>;
   static constexpr std::size_t leaf_count = 1;
   static constexpr bool is_strata_expression = true;
+  static constexpr strata::dtype dtype() noexcept { return dtype_v<value_type>; }  ///< the result's dtype
   Tensor<T> t;
   int_list sizes() const noexcept { return t.sizes(); }
   template <std::size_t I, class P>
@@ -58,6 +59,7 @@ struct scalar {
   using leaf_types = type_list<>;
   static constexpr std::size_t leaf_count = 0;
   static constexpr bool is_strata_expression = true;
+  static constexpr strata::dtype dtype() noexcept { return dtype_v<value_type>; }  ///< the result's dtype
   C value;
   int_list sizes() const noexcept { return {}; }
   template <std::size_t I, class P>
@@ -73,6 +75,7 @@ struct unary {
   using leaf_types = typename A::leaf_types;
   static constexpr std::size_t leaf_count = A::leaf_count;
   static constexpr bool is_strata_expression = true;
+  static constexpr strata::dtype dtype() noexcept { return dtype_v<value_type>; }  ///< the result's dtype
   A a;
   int_list sizes() const noexcept { return a.sizes(); }
   template <std::size_t I, class P>
@@ -91,6 +94,7 @@ struct binary {
   using leaf_types = typename concat<typename A::leaf_types, typename B::leaf_types>::type;
   static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
   static constexpr bool is_strata_expression = true;
+  static constexpr strata::dtype dtype() noexcept { return dtype_v<value_type>; }  ///< the result's dtype
   A a;
   B b;
   dim_vector shape;
@@ -116,6 +120,7 @@ struct where_node {
                                          typename Y::leaf_types>::type;
   static constexpr std::size_t leaf_count = Cond::leaf_count + X::leaf_count + Y::leaf_count;
   static constexpr bool is_strata_expression = true;
+  static constexpr strata::dtype dtype() noexcept { return dtype_v<value_type>; }  ///< the result's dtype
   Cond c;
   X x;
   Y y;
@@ -144,6 +149,7 @@ struct cast_node {
   using leaf_types = typename A::leaf_types;
   static constexpr std::size_t leaf_count = A::leaf_count;
   static constexpr bool is_strata_expression = true;
+  static constexpr strata::dtype dtype() noexcept { return dtype_v<value_type>; }  ///< the result's dtype
   A a;
   int_list sizes() const noexcept { return a.sizes(); }
   template <std::size_t I, class P>
