@@ -168,14 +168,21 @@ template <class X>
 concept tensor_operand = is_tensor<std::remove_cvref_t<X>>::value;
 template <class X>
 concept scalar_operand = element<std::remove_cvref_t<X>> && !tensor_operand<X>;
+/// A lazy reduction (strata.reduce): as an operand it is evaluated first, once, into a small
+/// temporary that the element-wise loop then reads.
 template <class X>
-concept operand = node<X> || tensor_operand<X> || scalar_operand<X>;
+concept reduction_operand = requires { std::remove_cvref_t<X>::is_strata_reduction; };
+template <class X>
+concept operand = node<X> || tensor_operand<X> || scalar_operand<X> || reduction_operand<X>;
 /// At least one side is a tensor or an expression (two scalars are plain C++).
 template <class A, class B>
 concept operands = operand<A> && operand<B> && !(scalar_operand<A> && scalar_operand<B>);
 
 template <class X> struct node_of { using type = X; };
 template <class T> struct node_of<Tensor<T>> { using type = leaf<T>; };
+template <class X>
+  requires requires { X::is_strata_reduction; }
+struct node_of<X> { using type = leaf<typename X::value_type>; };
 /// The node an operand becomes (a tensor becomes a leaf).
 template <class X>
 using node_t = typename node_of<std::remove_cvref_t<X>>::type;
@@ -184,6 +191,7 @@ using node_t = typename node_of<std::remove_cvref_t<X>>::type;
 template <class X>
 node_t<X> to_node(X&& x) {
   if constexpr (tensor_operand<X>) return leaf<typename std::remove_cvref_t<X>::value_type>{std::forward<X>(x)};
+  else if constexpr (reduction_operand<X>) return leaf<typename std::remove_cvref_t<X>::value_type>{x.evaluate()};
   else return std::forward<X>(x);
 }
 
@@ -684,7 +692,7 @@ void assign_into(const Tensor<O>& dst, const E& e) {
 }
 
 template <class E>
-  requires lazy_expression<E>
+  requires(lazy_expression<E> && node<E>)
 struct assigner<E> {
   template <element O>
   static void assign(const Tensor<O>& dst, const E& e) { assign_into(dst, e); }

@@ -9,3 +9,4 @@ export import strata.tensor;
 export import strata.io;
 export import strata.loop;
 export import strata.expr;
+export import strata.reduce;

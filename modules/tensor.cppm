@@ -59,6 +59,9 @@ void check_single_element(std::int64_t numel);
 /// of an expression into a fresh tensor: specialised by strata.expr.
 template <class E>
 struct assigner;
+/// Tensor's reduction methods, supplied by strata.reduce.
+template <class T>
+struct reductions;
 /// Lazy expression nodes (not tensors, not scalars) mark themselves with this flag.
 template <class E>
 concept lazy_expression = requires { E::is_strata_expression; };
@@ -222,6 +225,32 @@ class Tensor {
                              [&](std::int64_t o, std::int64_t i) { dst[o] = detail::convert<T>(from[i]); });
     return *this;
   }
+
+  // ---- reductions (need strata.reduce; lazy like the free functions) ----
+  /// sum(*this, dims, keepdim).
+  template <class Self = Tensor>
+  auto sum(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::sum(*this, dims, keepdim); }
+  /// mean(*this, dims, keepdim).
+  template <class Self = Tensor>
+  auto mean(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::mean(*this, dims, keepdim); }
+  /// prod(*this, dims, keepdim).
+  template <class Self = Tensor>
+  auto prod(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::prod(*this, dims, keepdim); }
+  /// amax(*this, dims, keepdim).
+  template <class Self = Tensor>
+  auto amax(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::amax(*this, dims, keepdim); }
+  /// amin(*this, dims, keepdim).
+  template <class Self = Tensor>
+  auto amin(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::amin(*this, dims, keepdim); }
+  /// all(*this, dims, keepdim).
+  template <class Self = Tensor>
+  auto all(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::all(*this, dims, keepdim); }
+  /// any(*this, dims, keepdim).
+  template <class Self = Tensor>
+  auto any(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::any(*this, dims, keepdim); }
+  /// sum_to(*this, sizes): the gradient reduction of a broadcast input.
+  template <class Self = Tensor>
+  auto sum_to(int_list sizes) const { return detail::reductions<Self>::sum_to(*this, sizes); }
 
   // ---- views: metadata only, sharing storage ----
   /// The same elements with new sizes (one may be -1); throws when strides do not allow it.
