@@ -719,6 +719,9 @@ using detail::operands;
 /// Evaluates an expression into a fresh tensor (laid out in its inputs' memory order).
 template <detail::node E>
 Tensor<typename E::value_type> eval(const E& e) { return detail::eval_fresh<typename E::value_type>(e); }
+/// A tensor is already evaluated: the same handle (for generic code).
+template <element T>
+Tensor<T> eval(const Tensor<T>& t) { return t; }
 
 // Arithmetic. `/` is true division (integers divide as float32).
 /// a + b, broadcasting, with PyTorch's promotion.

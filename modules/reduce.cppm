@@ -522,7 +522,7 @@ auto any(X&& x, int_list dims = {}, bool keepdim = false) {
 /// PyTorch's at::sum_to: sums x down to `sizes` (leading dims summed away, size-1 target dims
 /// summed with keepdim) as one fused pass; the result has exactly `sizes`.
 template <class X>
-  requires(detail::operand<X> && !detail::scalar_operand<X>)
+  requires(detail::operand<X> && !detail::scalar_operand<X> && !detail::tensor_operand<X>)
 auto sum_to(X&& x, int_list sizes) {
   const int_list s = detail::sizes_of(x);
   const auto n = static_cast<std::int64_t>(s.size()), m = static_cast<std::int64_t>(sizes.size());

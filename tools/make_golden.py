@@ -317,6 +317,49 @@ def expressions():
     write("expressions.txt", lines)
 
 
+def reductions():
+    """Reductions: dims forms, keepdim, non-contiguous and expanded inputs, dtypes, empty, errors."""
+    base = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4) / 4 - 2
+    ints = torch.arange(24, dtype=torch.int32).reshape(2, 3, 4) - 5
+    cases = {
+        "sum_all": base.sum(),
+        "sum_dim1": base.sum(1),
+        "sum_dims02_keep": base.sum((0, 2), keepdim=True),
+        "sum_neg_dim": base.sum(-1),
+        "sum_transposed": base.transpose(0, 2).sum(1),
+        "sum_expanded": base[:, :1, :].expand(2, 3, 4).sum((0, 1)),
+        "sum_stepped": base[:, :, ::2].sum(2),
+        "sum_int32": ints.sum(1),
+        "sum_bool": (ints > 3).sum(),
+        "prod_int": (ints[:, :, :2] % 5 + 1).prod(2),
+        "prod_float": (base[0] + 3).prod(0),
+        "mean_dims": base.mean((1, 2)),
+        "mean_keep": base.mean(0, keepdim=True),
+        "amax_dim": base.amax(1),
+        "amin_all": base.amin(),
+        "amax_ints": ints.amax((0, 2)),
+        "all_dim": (ints != 0).all(2),
+        "any_all": (ints > 17).any(),
+        "sum_empty": torch.zeros(0, 3).sum(0),
+        "prod_empty": torch.zeros(0, 3).prod(0),
+        "mean_empty": torch.zeros(0).mean(),
+        "sum_half": torch.arange(10, dtype=torch.float16).sum(),
+        "sum_double_expr": ((base.double() - 1) * (base.double() + 2)).sum(0),
+    }
+    lines = []
+    for name, r in cases.items():
+        vals = " ".join(repr(float(v)) if r.dtype.is_floating_point else str(int(v)) for v in r.reshape(-1).tolist())
+        lines.append(f"{name}|{NAME[r.dtype]}|{shape_str(r.shape)}|{vals}")
+    for name, f in [("amax_empty", lambda: torch.zeros(0, 3).amax(0)),
+                    ("sum_dup_dims", lambda: base.sum((1, 1))),
+                    ("sum_dim_range", lambda: base.sum(3))]:
+        try:
+            f()
+        except (RuntimeError, IndexError) as e:
+            lines.append(f"{name}|error|{type(e).__name__}|{str(e).splitlines()[0]}")
+    write("reductions.txt", lines)
+
+
 def main():
     rng = random.Random(20261122)
     os.makedirs(GOLDEN, exist_ok=True)
@@ -326,6 +369,7 @@ def main():
     printing(rng)
     npy_files()
     expressions()
+    reductions()
     print("torch", torch.__version__, "numpy", np.__version__)
 
 

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <new>
+#include <random>
+#include <span>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+#include "golden.hpp"
+import strata;
+using namespace strata;
+
+static std::atomic<long> allocations{0};
+void* operator new(std::size_t n) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+using I = std::int64_t;
+using ivec = std::vector<I>;
+
+template <class T>
+std::vector<double> doubles(const Tensor<T>& t) {
+  std::vector<double> out;
+  for (const T& v : t.to_vector()) out.push_back(detail::convert<double>(v));
+  return out;
+}
+template <class R>
+std::tuple<std::string, ivec, std::vector<double>> run(const R& r) {
+  auto t = eval(r);
+  return {std::string(dtype_name(t.dtype())), ivec(t.sizes().begin(), t.sizes().end()), doubles(t)};
+}
+}  // namespace
+
+TEST_CASE("reductions match PyTorch (golden)", "[reduce][golden]") {
+  const auto base = eval(arange<float>(24).view({2, 3, 4}) / 4 - 2);
+  const auto ints = eval(cast<std::int32_t>(arange<std::int32_t>(24).view({2, 3, 4}) - 5));
+  std::map<std::string, std::function<std::tuple<std::string, ivec, std::vector<double>>()>> cases = {
+      {"sum_all", [&] { return run(sum(base)); }},
+      {"sum_dim1", [&] { return run(sum(base, {1})); }},
+      {"sum_dims02_keep", [&] { return run(sum(base, {0, 2}, true)); }},
+      {"sum_neg_dim", [&] { return run(base.sum({-1})); }},
+      {"sum_transposed", [&] { return run(sum(base.transpose(0, 2), {1})); }},
+      {"sum_expanded", [&] { return run(sum(base.narrow(1, 0, 1).expand({2, 3, 4}), {0, 1})); }},
+      {"sum_stepped", [&] { return run(sum(base.slice(2, 0, 4, 2), {2})); }},
+      {"sum_int32", [&] { return run(sum(ints, {1})); }},
+      {"sum_bool", [&] { return run(sum(ints > 3)); }},
+      {"prod_int", [&] { return run(prod(remainder(ints.narrow(2, 0, 2), 5) + 1, {2})); }},
+      {"prod_float", [&] { return run(prod(base[0] + 3, {0})); }},
+      {"mean_dims", [&] { return run(mean(base, {1, 2})); }},
+      {"mean_keep", [&] { return run(base.mean({0}, true)); }},
+      {"amax_dim", [&] { return run(amax(base, {1})); }},
+      {"amin_all", [&] { return run(amin(base)); }},
+      {"amax_ints", [&] { return run(amax(ints, {0, 2})); }},
+      {"all_dim", [&] { return run(all(ints != 0, {2})); }},
+      {"any_all", [&] { return run(any(ints > 17)); }},
+      {"sum_empty", [&] { return run(sum(zeros<float>({0, 3}), {0})); }},
+      {"prod_empty", [&] { return run(prod(zeros<float>({0, 3}), {0})); }},
+      {"mean_empty", [&] { return run(mean(zeros<float>({0}))); }},
+      {"sum_half", [&] { return run(sum(arange<half>(10))); }},
+      {"sum_double_expr", [&] { return run(sum((cast<double>(base) - 1) * (cast<double>(base) + 2), {0})); }},
+  };
+  int checked = 0;
+  for (const auto& line : golden::lines("reductions.txt")) {
+    const auto parts = golden::split(line, '|');
+    INFO(line);
+    if (parts[1] == "error") {
+      if (parts[0] == "amax_empty") CHECK_THROWS_WITH(eval(amax(zeros<float>({0, 3}), {0})), parts[3]);
+      if (parts[0] == "sum_dup_dims") CHECK_THROWS_WITH(sum(base, {1, 1}), parts[3]);
+      if (parts[0] == "sum_dim_range") CHECK_THROWS_WITH(sum(base, {3}), parts[3]);
+      if (parts[0] == "amax_empty") CHECK_THROWS_AS(amax(zeros<float>({0, 3}), {0}), index_error);
+      ++checked;
+      continue;
+    }
+    REQUIRE(cases.count(parts[0]) == 1);
+    const auto [type, shape, values] = cases.at(parts[0])();
+    CHECK(type == parts[1]);
+    CHECK(shape == golden::parse_shape(parts[2]));
+    std::istringstream in(parts[3]);
+    std::vector<double> want;
+    for (std::string tok; in >> tok;) want.push_back(std::stod(tok));
+    REQUIRE(values.size() == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      if (std::isnan(want[k])) CHECK(std::isnan(values[k]));
+      else CHECK(values[k] == Approx(want[k]).margin(1e-6));
+    }
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(cases.size()) + 3);
+}
+
+TEST_CASE("result types follow PyTorch", "[reduce]") {
+  static_assert(std::is_same_v<decltype(eval(sum(zeros<std::int8_t>({2})))), Tensor<std::int64_t>>);
+  static_assert(std::is_same_v<decltype(eval(sum(zeros<bool>({2})))), Tensor<std::int64_t>>);
+  static_assert(std::is_same_v<decltype(eval(prod(zeros<std::int32_t>({2})))), Tensor<std::int64_t>>);
+  static_assert(std::is_same_v<decltype(eval(sum(zeros<half>({2})))), Tensor<half>>);
+  static_assert(std::is_same_v<decltype(eval(all(zeros<float>({2})))), Tensor<bool>>);
+  static_assert(std::is_same_v<decltype(eval(amax(zeros<std::int16_t>({2})))), Tensor<std::int16_t>>);
+  static_assert(std::is_same_v<decltype(eval(sum<double>(zeros<float>({2})))), Tensor<double>>);
+  static_assert(std::is_same_v<decltype(eval(sum<float128>(zeros<float>({2})))), Tensor<float128>>);
+  CHECK(eval(sum<float128>(full<float>({3}, 0.5f))).item() == float128(1.5));
+}
+
+TEST_CASE("sum_to: the seed and PyTorch's rules", "[reduce][sum_to]") {
+  auto A = from_vector<float>({1, 2, 3});
+  auto B = from_vector<float>({1});
+  auto C = A + B;
+  auto grad = ones<float>(C.sizes());  // d sum(C) / dC
+  CHECK(eval(sum_to(grad, B.sizes())).to_vector() == std::vector<float>{3});
+  CHECK(eval(sum_to(grad, A.sizes())).to_vector() == std::vector<float>{1, 1, 1});
+  auto same = sum_to(grad, A.sizes());  // identical shapes: the tensor itself, no copy
+  CHECK(same.data_ptr() == grad.data_ptr());
+  auto g = arange<float>(24).view({2, 3, 4});
+  auto lead = eval(sum_to(g, {3, 4}));  // leading dim summed away
+  CHECK(ivec(lead.sizes().begin(), lead.sizes().end()) == ivec{3, 4});
+  CHECK(lead.at({0, 0}) == 12.0f);
+  auto mid = eval(sum_to(g, {3, 1}));  // size-1 target dim summed with keepdim
+  CHECK(ivec(mid.sizes().begin(), mid.sizes().end()) == ivec{3, 1});
+  CHECK(mid.to_vector() == std::vector<float>{60, 92, 124});
+  auto zero_dim = eval(sum_to(g, {}));
+  CHECK(zero_dim.dim() == 0);
+  CHECK(zero_dim.item() == 276.0f);
+  auto fused = eval(sum_to(g * 2 + 1, {2, 1, 4}));
+  CHECK(fused.at({1, 0, 3}) == (15 + 19 + 23) * 2.0f + 3);
+  CHECK(eval(g.sum_to({1, 3, 1})).at({0, 2, 0}) == eval(sum(g, {0, 2}, true)).at({0, 2, 0}));
+  CHECK_THROWS_WITH(sum_to(g, {3, 5}), "sum_to: size [3, 5] is not expandable to size [2, 3, 4]");
+  CHECK_THROWS_AS(sum_to(g, {1, 2, 3, 4}), shape_error);
+}
+
+TEST_CASE("reductions are lazy and can be assigned or used in expressions", "[reduce]") {
+  auto x = arange<float>(12).view({3, 4});
+  auto out = zeros<float>({3, 1});
+  out.assign(sum(x, {1}, true));
+  CHECK(out.to_vector() == std::vector<float>{6, 22, 38});
+  auto strided = zeros<float>({2, 3}).t().select(1, 0);  // a non-contiguous destination
+  strided.assign(sum(x, {1}));
+  CHECK(strided.to_vector() == std::vector<float>{6, 22, 38});
+  Tensor<float> centered = x - mean(x, {1}, true);
+  CHECK(centered.to_vector()[0] == -1.5f);
+  Tensor<double> widened = sum(x, {0});  // converting evaluation
+  CHECK(widened.to_vector() == std::vector<double>{12, 15, 18, 21});
+  CHECK(eval(sum(sum(x, {1}))).item() == 66.0f);
+}
+
+TEST_CASE("sum((a - b) * (a - b)) allocates nothing but its result", "[reduce][alloc]") {
+  auto a = arange<float>(100000), b = eval(arange<float>(100000) * 0.5f);
+  auto out = zeros<float>({});
+  long before = allocations.load();
+  out.assign(sum((a - b) * (a - b)));
+  CHECK(allocations.load() - before == 0);
+  CHECK(out.item() == Approx(0.25 * (99999.0 * 100000.0 * 199999.0 / 6)).epsilon(1e-6));
+}
+
+TEST_CASE("results are bitwise identical for 1 and 2 threads", "[reduce][threads]") {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> dist;
+  auto x = empty<float>({300, 700});
+  for (float& v : std::span<float>(x.data_ptr(), 300 * 700)) v = dist(gen);
+  auto run_all = [&] {
+    std::vector<std::vector<float>> r;
+    r.push_back(eval(sum(x)).to_vector());
+    r.push_back(eval(sum(x, {0})).to_vector());
+    r.push_back(eval(sum(x, {1})).to_vector());
+    r.push_back(eval(sum(x.t(), {1})).to_vector());
+    r.push_back(eval(mean(x * x, {0}, true)).to_vector());
+    r.push_back(eval(sum(x.view({30, 10, 700}), {0, 2})).to_vector());
+    r.push_back(eval(amax(x, {0})).to_vector());
+    return r;
+  };
+  set_num_threads(1);
+  const auto one = run_all();
+  set_num_threads(2);
+  const auto two = run_all();
+  set_num_threads(1);
+  CHECK(one == two);
+}
+
+TEST_CASE("float32 sums of 10^7 values are accurate on inner and outer axes", "[reduce][accuracy]") {
+  const I n = 10'000'000;
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> dist(0.0f, 1.0f);
+  auto x = empty<float>({n});
+  float* p = x.data_ptr();
+  float128 exact = 0;
+  for (I i = 0; i < n; ++i) {
+    p[i] = dist(gen);
+    exact += float128(p[i]);
+  }
+  const double bound = 4.0 * std::log2(static_cast<double>(n)) * 0x1p-24;  // a small multiple of log2(n) eps
+  const double exact_d = static_cast<double>(exact);
+  const double inner = eval(sum(x)).item();
+  CHECK(std::abs(inner - exact_d) / exact_d < bound);
+  const double outer = eval(sum(x.view({n, 1}), {0})).item();  // the reduced dim is strided (outer)
+  CHECK(std::abs(outer - exact_d) / exact_d < bound);
+  // Columns: the reduced axis is the outer one, kept elements contiguous.
+  auto cols = eval(sum(x.view({n / 4, 4}), {0})).to_vector();
+  float128 exact_col0 = 0;
+  for (I i = 0; i < n; i += 4) exact_col0 += float128(p[i]);
+  CHECK(std::abs(cols[0] - static_cast<double>(exact_col0)) / static_cast<double>(exact_col0) < bound);
+  const double naive_error = [&] {
+    float s = 0;
+    for (I i = 0; i < n; ++i) s += p[i];
+    return std::abs(s - exact_d) / exact_d;
+  }();
+  CHECK(naive_error > bound);  // the test can fail: sequential float accumulation would
+  // Quad accumulation for ill-conditioned sums.
+  auto ill = from_vector<double>({1e17, 1.0, -1e17, 1.0});
+  CHECK(eval(sum<float128>(ill)).item() == float128(2));
+}
