@@ -101,6 +101,7 @@ A chunk_reduce(const A* b, std::int64_t n) {
 inline constexpr std::int64_t reduce_chunk = 512;   ///< elements evaluated at a time
 inline constexpr std::int64_t reduce_block = 4096;  ///< inner reductions: elements per tree leaf
 inline constexpr std::int64_t reduce_rows = 16;     ///< outer reductions: rows per tree leaf
+inline constexpr std::int64_t outer_segment = 4096; ///< outer reductions: kept elements per task
 inline constexpr int parallel_split = 16;           ///< tree leaves' groups that may run in parallel
 
 template <class A>
@@ -147,6 +148,15 @@ struct reducer_run {
     k.run(ptrs, s, n, std::make_index_sequence<E::leaf_count>{});
     ptrs[0] = saved;
   }
+  // n values along dim 0 as a contiguous array: the input itself when e is a plain
+  // contiguous tensor of the accumulator type (no copy), else evaluated into buf.
+  const A* source(char** ptrs, A* buf, std::int64_t n) const {
+    if constexpr (std::is_same_v<E, leaf<A>>) {
+      if (p.strides[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(ptrs[1]);
+    }
+    values(ptrs, buf, n);
+    return buf;
+  }
   void step(char** ptrs, std::int64_t n) const {  // moves every input n elements along dim 0
     for (std::int64_t o = 1; o < nops; ++o) ptrs[o] += n * p.strides[static_cast<std::size_t>(o)];
   }
@@ -160,8 +170,7 @@ struct reducer_run {
     auto run = [&](std::int64_t len) {
       for (std::int64_t c = 0; c < len; c += reduce_chunk) {
         const std::int64_t m = std::min(reduce_chunk, len - c);
-        values(ptrs, buf.data, m);
-        acc = Op::combine(acc, chunk_reduce<Op>(buf.data, m));
+        acc = Op::combine(acc, chunk_reduce<Op>(source(ptrs, buf.data, m), m));
         step(ptrs, m);
       }
     };
@@ -198,22 +207,41 @@ struct reducer_run {
   // ---- outer reductions (plan dim 0 is kept): a segment of outputs at a time ----
   void outer_block(char* const* base, std::int64_t b, A* acc, std::int64_t len) const {
     char* ptrs[64];
+    std::int64_t index[64];
     acc_buffer<A> buf;
     for (std::int64_t j = 0; j < len; ++j) acc[j] = Op::template identity<A>();
-    const std::int64_t r1 = std::min(count(red), (b + 1) * reduce_rows);
-    for (std::int64_t r = b * reduce_rows; r < r1; ++r) {
-      std::copy(base, base + nops, ptrs);
-      advance(ptrs, red, 0, r);
-      values(ptrs, buf.data, len);
-      for (std::int64_t j = 0; j < len; ++j) acc[j] = Op::combine(acc[j], buf.data[j]);
+    const std::int64_t r0 = b * reduce_rows, r1 = std::min(count(red), r0 + reduce_rows);
+    std::copy(base, base + nops, ptrs);
+    advance(ptrs, red, 0, r0);
+    std::int64_t rest = r0;  // the multi-index of row r0, for the odometer below
+    for (std::size_t i = 0; i < red.size(); ++i) {
+      index[i] = rest % p.sizes[static_cast<std::size_t>(red[i])];
+      rest /= p.sizes[static_cast<std::size_t>(red[i])];
+    }
+    for (std::int64_t r = r0; r < r1; ++r) {
+      for (std::int64_t c = 0; c < len; c += reduce_chunk) {  // the row, a chunk at a time
+        const std::int64_t m = std::min(reduce_chunk, len - c);
+        char* at[64];
+        for (std::int64_t o = 0; o < nops; ++o) at[o] = ptrs[o] + c * p.strides[static_cast<std::size_t>(o)];
+        const A* v = source(at, buf.data, m);
+        A* a = acc + c;
+        for (std::int64_t j = 0; j < m; ++j) a[j] = Op::combine(a[j], v[j]);
+      }
+      for (std::size_t i = 0; i < red.size(); ++i) {  // next row: odometer over the reduced dims
+        const auto d = static_cast<std::size_t>(red[i]);
+        for (std::int64_t o = 0; o < nops; ++o) ptrs[o] += p.strides[d * static_cast<std::size_t>(nops) + static_cast<std::size_t>(o)];
+        if (++index[i] < p.sizes[d]) break;
+        for (std::int64_t o = 0; o < nops; ++o) ptrs[o] -= index[i] * p.strides[d * static_cast<std::size_t>(nops) + static_cast<std::size_t>(o)];
+        index[i] = 0;
+      }
     }
   }
   // Pairwise over blocks [b0, b1) into res; scratch holds one segment per tree level.
   void outer_tree(char* const* base, std::int64_t b0, std::int64_t b1, A* res, std::int64_t len, A* scratch) const {
     if (b1 - b0 == 1) return outer_block(base, b0, res, len);
     const std::int64_t mid = b0 + (b1 - b0) / 2;
-    outer_tree(base, b0, mid, res, len, scratch + reduce_chunk);
-    outer_tree(base, mid, b1, scratch, len, scratch + reduce_chunk);
+    outer_tree(base, b0, mid, res, len, scratch + outer_segment);
+    outer_tree(base, mid, b1, scratch, len, scratch + outer_segment);
     for (std::int64_t j = 0; j < len; ++j) res[j] = Op::combine(res[j], scratch[j]);
   }
 
@@ -263,6 +291,43 @@ struct reducer_run {
         }
         *reinterpret_cast<A*>(ptrs[0]) = result;
       };
+      // When some reduced dims lie outside kept ones in memory (g[b, j, :] summed over b and
+      // the last dim), visiting outputs one by one jumps across memory. Then compute every
+      // (block, output) partial in memory order first and run each output's tree over them:
+      // the same partials and the same trees, so the same bits.
+      const bool outside = kept.size() > 0 && red.size() > 1 && red.back() > kept.back();
+      if (outside && nblocks > 1 && outputs * nblocks <= (std::int64_t{1} << 22)) {
+        std::unique_ptr<A[]> partial(new A[static_cast<std::size_t>(outputs * nblocks)]);
+        auto block_all = [&](std::int64_t b) {
+          for (std::int64_t o = 0; o < outputs; ++o) {
+            char* ptrs[64];
+            std::copy(p.base.begin(), p.base.end(), ptrs);
+            advance(ptrs, kept, 0, o);
+            partial[static_cast<std::size_t>(b * outputs + o)] = inner_block(ptrs, b);
+          }
+        };
+        auto tree = [&](auto&& self, std::int64_t o, std::int64_t b0, std::int64_t b1) -> A {
+          if (b1 - b0 == 1) return partial[static_cast<std::size_t>(b0 * outputs + o)];
+          const std::int64_t mid = b0 + (b1 - b0) / 2;
+          return Op::combine(self(self, o, b0, mid), self(self, o, mid, b1));
+        };
+        auto finish = [&](std::int64_t o) {
+          char* ptrs[64];
+          std::copy(p.base.begin(), p.base.end(), ptrs);
+          advance(ptrs, kept, 0, o);
+          *reinterpret_cast<A*>(ptrs[0]) = tree(tree, o, 0, nblocks);
+        };
+        if (threads > 1) {
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(threads))
+          for (std::int64_t b = 0; b < nblocks; ++b) block_all(b);
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(threads))
+          for (std::int64_t o = 0; o < outputs; ++o) finish(o);
+        } else {
+          for (std::int64_t b = 0; b < nblocks; ++b) block_all(b);
+          for (std::int64_t o = 0; o < outputs; ++o) finish(o);
+        }
+        return;
+      }
       if (threads > 1 && outputs >= threads) {
 #pragma omp parallel for schedule(static) num_threads(static_cast<int>(threads))
         for (std::int64_t o = 0; o < outputs; ++o) one_output(o, false);
@@ -273,7 +338,7 @@ struct reducer_run {
     }
     // outer: tasks are (kept outer index, segment of dim 0)
     const std::int64_t n0 = p.sizes[0];
-    const std::int64_t segs = (n0 + reduce_chunk - 1) / reduce_chunk;
+    const std::int64_t segs = (n0 + outer_segment - 1) / outer_segment;
     const std::int64_t tasks = count(kept, 1) * segs;
     const std::int64_t rows = count(red);
     const std::int64_t nblocks = (rows + reduce_rows - 1) / reduce_rows;
@@ -282,11 +347,11 @@ struct reducer_run {
       char* ptrs[64];
       std::copy(p.base.begin(), p.base.end(), ptrs);
       advance(ptrs, kept, 1, t / segs);
-      const std::int64_t start = t % segs * reduce_chunk;
-      const std::int64_t len = std::min(reduce_chunk, n0 - start);
+      const std::int64_t start = t % segs * outer_segment;
+      const std::int64_t len = std::min(outer_segment, n0 - start);
       for (std::int64_t o = 0; o < nops; ++o) ptrs[o] += start * p.strides[static_cast<std::size_t>(o)];
       // One segment per tree level per group, reused across tasks on this thread.
-      const std::int64_t per_group = reduce_chunk * (2 + std::bit_width(static_cast<std::uint64_t>(nblocks + 1)));
+      const std::int64_t per_group = outer_segment * (2 + std::bit_width(static_cast<std::uint64_t>(nblocks + 1)));
       thread_local std::unique_ptr<A[]> scratch;
       thread_local std::int64_t scratch_size = 0;
       if (scratch_size < parallel_split * per_group) {
@@ -300,7 +365,7 @@ struct reducer_run {
                    if (nblocks == 0) {
                      for (std::int64_t j = 0; j < len; ++j) res[j] = Op::template identity<A>();
                    } else {
-                     outer_tree(ptrs, b0, b1, res, len, res + reduce_chunk);
+                     outer_tree(ptrs, b0, b1, res, len, res + outer_segment);
                    }
                  },
                  [&](std::int64_t groups) { combine_rows(parts, 0, groups, len, per_group); });
