@@ -12,19 +12,13 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+#include "count_allocations.hpp"
 #include "golden.hpp"
 import strata;
 using namespace strata;
 
 // Counts every operator new in this test binary (storage data comes from posix_memalign).
-static std::atomic<long> allocations{0};
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// (allocation counting: see count_allocations.hpp)
 
 namespace {
 using i8 = std::int8_t;

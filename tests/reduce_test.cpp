@@ -13,18 +13,12 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+#include "count_allocations.hpp"
 #include "golden.hpp"
 import strata;
 using namespace strata;
 
-static std::atomic<long> allocations{0};
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// (allocation counting: see count_allocations.hpp)
 
 namespace {
 using I = std::int64_t;
