@@ -731,7 +731,7 @@ auto operator+(A&& a, B&& b) { return detail::make_binary<detail::add_op>(std::f
 template <class A, class B> requires operands<A, B>
 auto operator-(A&& a, B&& b) {
   static_assert(!std::is_same_v<detail::common_t<A, B>, bool>,
-                "Subtraction, the `-` operator, with two bool tensors is not supported; use logical_xor or bitwise ^ instead.");
+                "Subtraction, the `-` operator, with two bool tensors is not supported; use the ^ operator instead.");
   return detail::make_binary<detail::sub_op>(std::forward<A>(a), std::forward<B>(b));
 }
 /// a * b.
