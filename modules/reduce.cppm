@@ -102,6 +102,10 @@ inline constexpr std::int64_t reduce_chunk = 512;   ///< elements evaluated at a
 inline constexpr std::int64_t reduce_block = 4096;  ///< inner reductions: elements per tree leaf
 inline constexpr std::int64_t reduce_rows = 16;     ///< outer reductions: rows per tree leaf
 inline constexpr std::int64_t outer_segment = 4096; ///< outer reductions: kept elements per task
+/// Distance between tree-level buffers: a segment plus one cache line, so that buffers
+/// used together never sit a multiple of 4 KiB apart (4K aliasing stalls loads on stores).
+template <class A>
+inline constexpr std::int64_t level_stride = outer_segment + 64 / static_cast<std::int64_t>(sizeof(A) < 64 ? sizeof(A) : 64) + 1;
 inline constexpr int parallel_split = 16;           ///< tree leaves' groups that may run in parallel
 
 template <class A>
@@ -148,12 +152,17 @@ struct reducer_run {
     k.run(ptrs, s, n, std::make_index_sequence<E::leaf_count>{});
     ptrs[0] = saved;
   }
-  // n values along dim 0 as a contiguous array: the input itself when e is a plain
-  // contiguous tensor of the accumulator type (no copy), else evaluated into buf.
-  const A* source(char** ptrs, A* buf, std::int64_t n) const {
+  // The input itself along dim 0 when e is a plain contiguous tensor of the accumulator
+  // type (read in place, no copy); nullptr otherwise.
+  const A* direct(char* const* ptrs) const {
     if constexpr (std::is_same_v<E, leaf<A>>) {
       if (p.strides[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(ptrs[1]);
     }
+    return nullptr;
+  }
+  // n values along dim 0 as a contiguous array: in place when possible, else evaluated into buf.
+  const A* source(char** ptrs, A* buf, std::int64_t n) const {
+    if (const A* d = direct(ptrs)) return d;
     values(ptrs, buf, n);
     return buf;
   }
@@ -219,6 +228,9 @@ struct reducer_run {
       rest /= p.sizes[static_cast<std::size_t>(red[i])];
     }
     for (std::int64_t r = r0; r < r1; ++r) {
+      if (const A* row = direct(ptrs)) {  // a plain contiguous tensor: the whole row in one loop
+        for (std::int64_t j = 0; j < len; ++j) acc[j] = Op::combine(acc[j], row[j]);
+      } else {
       for (std::int64_t c = 0; c < len; c += reduce_chunk) {  // the row, a chunk at a time
         const std::int64_t m = std::min(reduce_chunk, len - c);
         char* at[64];
@@ -226,6 +238,7 @@ struct reducer_run {
         const A* v = source(at, buf.data, m);
         A* a = acc + c;
         for (std::int64_t j = 0; j < m; ++j) a[j] = Op::combine(a[j], v[j]);
+      }
       }
       for (std::size_t i = 0; i < red.size(); ++i) {  // next row: odometer over the reduced dims
         const auto d = static_cast<std::size_t>(red[i]);
@@ -240,8 +253,8 @@ struct reducer_run {
   void outer_tree(char* const* base, std::int64_t b0, std::int64_t b1, A* res, std::int64_t len, A* scratch) const {
     if (b1 - b0 == 1) return outer_block(base, b0, res, len);
     const std::int64_t mid = b0 + (b1 - b0) / 2;
-    outer_tree(base, b0, mid, res, len, scratch + outer_segment);
-    outer_tree(base, mid, b1, scratch, len, scratch + outer_segment);
+    outer_tree(base, b0, mid, res, len, scratch + level_stride<A>);
+    outer_tree(base, mid, b1, scratch, len, scratch + level_stride<A>);
     for (std::int64_t j = 0; j < len; ++j) res[j] = Op::combine(res[j], scratch[j]);
   }
 
@@ -351,7 +364,7 @@ struct reducer_run {
       const std::int64_t len = std::min(outer_segment, n0 - start);
       for (std::int64_t o = 0; o < nops; ++o) ptrs[o] += start * p.strides[static_cast<std::size_t>(o)];
       // One segment per tree level per group, reused across tasks on this thread.
-      const std::int64_t per_group = outer_segment * (2 + std::bit_width(static_cast<std::uint64_t>(nblocks + 1)));
+      const std::int64_t per_group = level_stride<A> * (2 + std::bit_width(static_cast<std::uint64_t>(nblocks + 1)));
       thread_local std::unique_ptr<A[]> scratch;
       thread_local std::int64_t scratch_size = 0;
       if (scratch_size < parallel_split * per_group) {
@@ -365,7 +378,7 @@ struct reducer_run {
                    if (nblocks == 0) {
                      for (std::int64_t j = 0; j < len; ++j) res[j] = Op::template identity<A>();
                    } else {
-                     outer_tree(ptrs, b0, b1, res, len, res + outer_segment);
+                     outer_tree(ptrs, b0, b1, res, len, res + level_stride<A>);
                    }
                  },
                  [&](std::int64_t groups) { combine_rows(parts, 0, groups, len, per_group); });
