@@ -511,6 +511,13 @@ struct chunk_buffer {
   alignas(64) T data[N];
 };
 
+/// Reads every S-th element: a stride known at compile time, so the loop still vectorises.
+template <class T, std::int64_t S>
+struct fixed_stride_ptr {
+  const T* p;
+  T operator[](std::int64_t i) const { return p[i * S]; }
+};
+
 /// Reads a strided operand: p[i] is the element i * stride bytes further.
 template <class T>
 struct strided_ptr {
@@ -548,6 +555,19 @@ struct kernel {
       plain(reinterpret_cast<O*>(ptrs[0]), p, n);
       return;
     }
+    if constexpr (N >= 1 && N <= 2 && all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
+      // Few operands, each unit-stride or every other element (x[:, ::2] + x[:, 1::2]):
+      // one fused loop with the strides fixed at compile time, no buffers.
+      if (s[0] == sizeof(O)) {
+        unsigned mask = 0;
+        bool ok = true;
+        ((s[K + 1] == 2 * static_cast<std::int64_t>(sizeof(typename leaf_at<K, leaves>::type))
+              ? void(mask |= 1u << K)
+              : void(ok = ok && s[K + 1] == static_cast<std::int64_t>(sizeof(typename leaf_at<K, leaves>::type)))),
+         ...);
+        if (ok && stride_pattern(ptrs, n, mask, std::make_integer_sequence<unsigned, 1u << N>{}, seq)) return;
+      }
+    }
     if constexpr (!all_trivial<leaves>::value || !std::is_trivially_copyable_v<O>) {
       // float128 and friends: one strided loop, no buffers.
       const auto p = std::make_tuple(strided_ptr<typename leaf_at<K, leaves>::type>{ptrs[K + 1], s[K + 1]}...);
@@ -572,6 +592,20 @@ struct kernel {
         }
       }
     }
+  }
+
+  // Runs the plain loop with leaf K read every (1 + bit K of mask) elements.
+  template <unsigned... M, std::size_t... K>
+  bool stride_pattern(char* const* ptrs, std::int64_t n, unsigned mask, std::integer_sequence<unsigned, M...>,
+                      std::index_sequence<K...>) const {
+    auto one = [&]<unsigned Mask>() {
+      if (Mask != mask) return false;
+      const auto p = std::make_tuple(fixed_stride_ptr<typename leaf_at<K, leaves>::type, ((Mask >> K) & 1u) + 1>{
+          reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])}...);
+      plain(reinterpret_cast<O*>(ptrs[0]), p, n);
+      return true;
+    };
+    return (one.template operator()<M>() || ...);
   }
 
   // Leaf K's elements [c, c + len) as a unit-stride pointer: in place, or gathered into buf.
