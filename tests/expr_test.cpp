@@ -311,3 +311,13 @@ TEST_CASE("64-bit indexing: more than 2^31 elements", "[expr][slow]") {
   CHECK(r.at({n - 201}) == 2);
   CHECK(r.at({n - 200}) == 6);
 }
+
+TEST_CASE("every-other-element operands (x[:, ::2] + x[:, 1::2])", "[expr]") {
+  auto x = eval(arange<float>(96).view({6, 16}) * arange<float>(96).view({6, 16}));
+  Tensor<float> r = x.slice(1, 0, 16, 2) + x.slice(1, 1, 16, 2);
+  Tensor<float> want = x.slice(1, 0, 16, 2).contiguous() + x.slice(1, 1, 16, 2).contiguous();
+  CHECK(r.to_vector() == want.to_vector());
+  auto d = zeros<double>({6, 8});
+  d.assign(x.slice(1, 1, 16, 2) * 2);  // one operand at stride 2, converted
+  CHECK(d.at({5, 7}) == 2.0 * 95 * 95);
+}
