@@ -100,7 +100,7 @@ A chunk_reduce(const A* b, std::int64_t n) {
 
 inline constexpr std::int64_t reduce_chunk = 512;   ///< elements evaluated at a time
 inline constexpr std::int64_t reduce_block = 4096;  ///< inner reductions: elements per tree leaf
-inline constexpr std::int64_t reduce_rows = 16;     ///< outer reductions: rows per tree leaf
+inline constexpr std::int64_t reduce_rows = 64;     ///< outer reductions: rows per tree leaf
 inline constexpr std::int64_t outer_segment = 4096; ///< outer reductions: kept elements per task
 /// Distance between tree-level buffers: a segment plus one cache line, so that buffers
 /// used together never sit a multiple of 4 KiB apart (4K aliasing stalls loads on stores).
