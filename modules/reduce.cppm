@@ -124,6 +124,8 @@ struct reducer_run {
   kernel<A, E> k{&e};
 
   reducer_run(const E& expr, loop_plan plan) : e(expr), p(std::move(plan)), nops(p.nops) {
+    if (nops > 64 || p.sizes.size() > 64)  // the per-row pointer arrays below hold 64
+      throw error("strata: a reduction over more than 63 tensor leaves or 64 dims is not supported");
     for (std::size_t d = 0; d < p.sizes.size(); ++d)
       (p.strides[d * static_cast<std::size_t>(nops)] == 0 && p.sizes[d] != 1 ? red : kept).push_back(static_cast<std::int64_t>(d));
   }
@@ -288,7 +290,6 @@ struct reducer_run {
     if (p.numel == 0 && red.empty()) return;
     const bool inner = !red.empty() && red[0] == 0;
     const std::int64_t threads = p.numel >= 2 * grain ? get_num_threads() : 1;
-    char* base[64];
     if (inner) {
       const std::int64_t outputs = count(kept), nblocks = inner_blocks();
       auto one_output = [&](std::int64_t o, bool parallel_tree) {
@@ -355,7 +356,6 @@ struct reducer_run {
     const std::int64_t tasks = count(kept, 1) * segs;
     const std::int64_t rows = count(red);
     const std::int64_t nblocks = (rows + reduce_rows - 1) / reduce_rows;
-    (void)base;
     auto one_task = [&](std::int64_t t, bool parallel_tree) {
       char* ptrs[64];
       std::copy(p.base.begin(), p.base.end(), ptrs);
