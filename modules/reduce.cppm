@@ -28,39 +28,29 @@ import strata.expr;
 
 export namespace strata::detail {
 // ---- reduction operations: identity and combine, on the accumulator type ----
+// combine() is the element-wise operation itself (wrap-around for integers, NaN propagation
+// for amax/amin), so a reduction and the matching binary op agree bit for bit.
 struct sum_r {
   template <class A> static A identity() { return A(0); }
-  template <class A> static A combine(A a, A b) {
-    if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) return wrap_add(a, b);
-    else return a + b;
-  }
+  template <class A> static A combine(A a, A b) { return add_op::apply<A>(a, b); }
 };
 struct prod_r {
   template <class A> static A identity() { return A(1); }
-  template <class A> static A combine(A a, A b) {
-    if constexpr (std::is_integral_v<A> && !std::is_same_v<A, bool>) return wrap_mul(a, b);
-    else return a * b;
-  }
+  template <class A> static A combine(A a, A b) { return mul_op::apply<A>(a, b); }
 };
 struct amax_r {
   template <class A> static A identity() {
     if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::lowest();
   }
-  template <class A> static A combine(A a, A b) {
-    if constexpr (std::is_floating_point_v<A>) return a != a ? a : (b != b ? b : (a < b ? b : a));
-    else return a < b ? b : a;
-  }
+  template <class A> static A combine(A a, A b) { return maximum_op::apply<A>(a, b); }
 };
 struct amin_r {
   template <class A> static A identity() {
     if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::max();
   }
-  template <class A> static A combine(A a, A b) {
-    if constexpr (std::is_floating_point_v<A>) return a != a ? a : (b != b ? b : (b < a ? b : a));
-    else return b < a ? b : a;
-  }
+  template <class A> static A combine(A a, A b) { return minimum_op::apply<A>(a, b); }
 };
 struct all_r {
   template <class A> static A identity() { return true; }
@@ -96,6 +86,15 @@ A chunk_reduce(const A* b, std::int64_t n) {
     for (std::int64_t i = 0; i < n; ++i) acc = Op::combine(acc, b[i]);
     return acc;
   }
+}
+
+/// Combines leaf(b) for b in [b0, b1) by halving: the one tree shape every sum uses, so that
+/// the same leaves always give the same bits.
+template <class Op, class Leaf>
+auto pairwise(std::int64_t b0, std::int64_t b1, const Leaf& leaf) {
+  if (b1 - b0 == 1) return leaf(b0);
+  const std::int64_t mid = b0 + (b1 - b0) / 2;
+  return Op::combine(pairwise<Op>(b0, mid, leaf), pairwise<Op>(mid, b1, leaf));
 }
 
 inline constexpr std::int64_t reduce_chunk = 512;   ///< elements evaluated at a time
@@ -210,9 +209,7 @@ struct reducer_run {
     return (rows + rows_per - 1) / rows_per;
   }
   A inner_tree(char* const* base, std::int64_t b0, std::int64_t b1) const {
-    if (b1 - b0 == 1) return inner_block(base, b0);
-    const std::int64_t mid = b0 + (b1 - b0) / 2;
-    return Op::combine(inner_tree(base, b0, mid), inner_tree(base, mid, b1));
+    return pairwise<Op>(b0, b1, [&](std::int64_t b) { return inner_block(base, b); });
   }
 
   // ---- outer reductions (plan dim 0 is kept): a segment of outputs at a time ----
@@ -301,7 +298,9 @@ struct reducer_run {
         if (nblocks > 0) {
           split_tree(nblocks, parallel_tree,
                      [&](std::int64_t g, std::int64_t b0, std::int64_t b1) { parts[g] = inner_tree(ptrs, b0, b1); },
-                     [&](std::int64_t groups) { result = combine_groups(parts, 0, groups); });
+                     [&](std::int64_t groups) {
+                       result = pairwise<Op>(0, groups, [&](std::int64_t g) { return parts[g]; });
+                     });
         }
         *reinterpret_cast<A*>(ptrs[0]) = result;
       };
@@ -320,16 +319,12 @@ struct reducer_run {
             partial[static_cast<std::size_t>(b * outputs + o)] = inner_block(ptrs, b);
           }
         };
-        auto tree = [&](auto&& self, std::int64_t o, std::int64_t b0, std::int64_t b1) -> A {
-          if (b1 - b0 == 1) return partial[static_cast<std::size_t>(b0 * outputs + o)];
-          const std::int64_t mid = b0 + (b1 - b0) / 2;
-          return Op::combine(self(self, o, b0, mid), self(self, o, mid, b1));
-        };
         auto finish = [&](std::int64_t o) {
           char* ptrs[64];
           std::copy(p.base.begin(), p.base.end(), ptrs);
           advance(ptrs, kept, 0, o);
-          *reinterpret_cast<A*>(ptrs[0]) = tree(tree, o, 0, nblocks);
+          *reinterpret_cast<A*>(ptrs[0]) =
+              pairwise<Op>(0, nblocks, [&](std::int64_t b) { return partial[static_cast<std::size_t>(b * outputs + o)]; });
         };
         if (threads > 1) {
 #pragma omp parallel for schedule(static) num_threads(static_cast<int>(threads))
@@ -393,12 +388,6 @@ struct reducer_run {
     }
   }
 
-  // Pairwise combination of group results [g0, g1), in the same halving order as the split.
-  static A combine_groups(const A* parts, std::int64_t g0, std::int64_t g1) {
-    if (g1 - g0 == 1) return parts[g0];
-    const std::int64_t gm = g0 + (g1 - g0) / 2;
-    return Op::combine(combine_groups(parts, g0, gm), combine_groups(parts, gm, g1));
-  }
   static void combine_rows(A* parts, std::int64_t g0, std::int64_t g1, std::int64_t len, std::int64_t per_group) {
     if (g1 - g0 == 1) return;  // the result ends up in group g0
     const std::int64_t gm = g0 + (g1 - g0) / 2;
