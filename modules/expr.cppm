@@ -538,8 +538,7 @@ struct kernel {
   const E* e;
 
   template <std::size_t... K>
-  static bool contiguous(char* const* ptrs, const std::int64_t* s, std::index_sequence<K...>) {
-    (void)ptrs;
+  static bool contiguous(const std::int64_t* s, std::index_sequence<K...>) {
     return s[0] == sizeof(O) && ((s[K + 1] == sizeof(typename leaf_at<K, leaves>::type)) && ...);
   }
 
@@ -550,7 +549,7 @@ struct kernel {
 
   template <std::size_t... K>
   void run(char* const* ptrs, const std::int64_t* s, std::int64_t n, std::index_sequence<K...> seq) const {
-    if (contiguous(ptrs, s, seq)) {
+    if (contiguous(s, seq)) {
       const auto p = std::make_tuple(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])...);
       plain(reinterpret_cast<O*>(ptrs[0]), p, n);
       return;

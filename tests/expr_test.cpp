@@ -14,10 +14,10 @@
 #include <vector>
 #include "count_allocations.hpp"
 #include "golden.hpp"
+#include "tensor_values.hpp"
 import strata;
 using namespace strata;
 
-// Counts every operator new in this test binary (storage data comes from posix_memalign).
 // (allocation counting: see count_allocations.hpp)
 
 namespace {
@@ -25,13 +25,6 @@ using i8 = std::int8_t;
 using i32 = std::int32_t;
 using i64 = std::int64_t;
 using u8 = std::uint8_t;
-
-template <class T>
-std::vector<double> as_doubles(const Tensor<T>& t) {
-  std::vector<double> out;
-  for (const T& v : t.to_vector()) out.push_back(detail::convert<double>(v));
-  return out;
-}
 
 template <class E>
 std::pair<std::string, std::vector<double>> run(const E& e) {

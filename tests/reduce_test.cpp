@@ -15,6 +15,7 @@
 #include <vector>
 #include "count_allocations.hpp"
 #include "golden.hpp"
+#include "tensor_values.hpp"
 import strata;
 using namespace strata;
 
@@ -24,16 +25,10 @@ namespace {
 using I = std::int64_t;
 using ivec = std::vector<I>;
 
-template <class T>
-std::vector<double> doubles(const Tensor<T>& t) {
-  std::vector<double> out;
-  for (const T& v : t.to_vector()) out.push_back(detail::convert<double>(v));
-  return out;
-}
 template <class R>
 std::tuple<std::string, ivec, std::vector<double>> run(const R& r) {
   auto t = eval(r);
-  return {std::string(dtype_name(t.dtype())), ivec(t.sizes().begin(), t.sizes().end()), doubles(t)};
+  return {std::string(dtype_name(t.dtype())), ivec(t.sizes().begin(), t.sizes().end()), as_doubles(t)};
 }
 }  // namespace
 
