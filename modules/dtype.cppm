@@ -269,60 +269,13 @@ constexpr dtype promote_with_scalar(dtype t, category s) noexcept {
 template <element T, element S>
 using promote_scalar_t = type_of_t<promote_with_scalar(dtype_v<T>, category_of(dtype_v<S>))>;
 
+/// Prints a dtype as PyTorch's repr does: "torch.float32" ("strata.float128" for quad).
+inline std::ostream& operator<<(std::ostream& os, dtype d) {
+  return os << (d == dtype::float128 ? "strata." : "torch.") << dtype_name(d);
+}
+
 /// The dtype of true division: integers and bool divide into the default float dtype.
 constexpr dtype true_divide_type(dtype d) noexcept {
   return category_of(d) <= category::integral ? dtype::float32 : d;
 }
 }  // namespace strata
-
-export namespace strata::detail {
-template <class T> inline constexpr bool is_complex_v = false;
-template <class T> inline constexpr bool is_complex_v<std::complex<T>> = true;
-template <class T> inline constexpr bool is_reduced_float_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
-
-/// Float-to-integer conversion as x86's cvtt instructions do it (what PyTorch's casts give
-/// on this platform), without C++'s undefined behaviour: out of range gives the minimum of
-/// int32 (targets up to 32 bits, then narrowed modulo 2^bits) or of int64.
-template <class To>
-To float_to_integer(double d) noexcept {
-  if constexpr (sizeof(To) == 8) {
-    if (!(d >= -0x1p63 && d < 0x1p63)) return static_cast<To>(std::int64_t{INT64_MIN});
-    return static_cast<To>(static_cast<std::int64_t>(d));
-  } else {
-    if (!(d > -0x1p31 - 1.0 && d < 0x1p31)) return static_cast<To>(std::int32_t{INT32_MIN});
-    return static_cast<To>(static_cast<std::int32_t>(d));
-  }
-}
-
-/// Converts one element as PyTorch's copy_ does (complex to real keeps the real part).
-template <class To, class From>
-constexpr To convert(const From& v) {
-  if constexpr (std::is_same_v<To, From>) {
-    return v;
-  } else if constexpr (is_complex_v<From> && !is_complex_v<To>) {
-    if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
-    else return convert<To>(v.real());
-  } else if constexpr (is_complex_v<To>) {
-    using R = typename To::value_type;
-    if constexpr (is_complex_v<From>) return To(static_cast<R>(v.real()), static_cast<R>(v.imag()));
-    else return To(convert<R>(v), R(0));
-  } else if constexpr (is_reduced_float_v<From>) {
-    return convert<To>(static_cast<float>(v));
-  } else if constexpr (is_reduced_float_v<To>) {
-    return To(convert<float>(v));
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_same_v<From, bool>) {
-    return static_cast<To>(v ? 1 : 0);
-  } else if constexpr (std::is_integral_v<To> && std::is_same_v<From, float128>) {
-    const double d = static_cast<double>(v);
-    if (!(d >= -0x1p63 && d < 0x1p63)) return float_to_integer<To>(d);
-    if constexpr (sizeof(To) == 8) return static_cast<To>(static_cast<std::int64_t>(v));
-    return float_to_integer<To>(static_cast<double>(static_cast<std::int64_t>(v)));
-  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-    return float_to_integer<To>(static_cast<double>(v));
-  } else {
-    return static_cast<To>(v);  // integer <-> integer (modular), to/from float and float128
-  }
-}
-}  // namespace strata::detail

@@ -16,8 +16,10 @@ import strata.dtype;
 import strata.shape;
 import strata.storage;
 import strata.tensor;
+import strata.loop;
+import strata.expr;
 
-export namespace strata::detail {
+namespace strata::detail {
 /// Element values gathered for printing: integers (and bools) exactly, floats as double,
 /// complex as two doubles.
 struct print_values {
@@ -60,7 +62,7 @@ std::string to_string(const Tensor<T>& t) {
   detail::print_values v;
   v.type = dtype_v<T>;
   const T* base = static_cast<const T*>(t.storage().data());
-  for (const std::int64_t off : detail::printed_offsets(t.layout())) {
+  for (const std::int64_t off : detail::printed_offsets({t.sizes().vec(), t.strides().vec(), t.storage_offset()})) {
     const T& x = base[off];
     if constexpr (detail::is_complex_v<T>) {
       v.re.push_back(static_cast<double>(x.real()));
@@ -77,6 +79,12 @@ std::string to_string(const Tensor<T>& t) {
 /// Prints to_string(t).
 template <element T>
 std::ostream& operator<<(std::ostream& os, const Tensor<T>& t) { return os << to_string(t); }
+/// torch's repr of an expression's value (printing evaluates it, as PyTorch prints).
+template <expression E>
+std::string to_string(const E& e) { return to_string(e.eval()); }
+/// Prints an expression's value (evaluating it).
+template <expression E>
+std::ostream& operator<<(std::ostream& os, const E& e) { return os << to_string(e.eval()); }
 
 /// Writes t (any strides; elements in logical order) as a .npy file.
 template <element T>

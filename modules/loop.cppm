@@ -1,23 +1,117 @@
 // SPDX-License-Identifier: MIT
-// The loop engine: plan (broadcast, reorder, coalesce, tile) and execute (threads, rows).
-// Everything here is plain code compiled once in src/; an expression supplies only the
-// innermost row kernel, called through a function pointer once per row segment.
+// The loop engine (internal): one iteration context for element-wise assignment and for
+// reductions. Planning (broadcast, reorder, coalesce, tile, overlap) and execution (the
+// odometer, threads, pairwise trees, per-call status) are plain code compiled once in src/;
+// an expression supplies only row kernels, called through function pointers.
+//
+// This module is strata's internal layer: strata.tensor, strata.expr and strata.io import it,
+// nothing re-exports it, so none of its names are visible to users of `import strata;`.
 module;
+#include <atomic>
+#include <complex>
+#include <climits>
 #include <cstdint>
+#include <new>
 #include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 export module strata.loop;
 import strata.error;
+import strata.dtype;
 import strata.shape;
-import strata.tensor;
-
-export namespace strata {
-/// Sets how many threads strata's loops may use (at least 1).
-void set_num_threads(int n);
-/// How many threads strata's loops may use (default: OpenMP's maximum).
-int get_num_threads();
-}  // namespace strata
 
 export namespace strata::detail {
+// ---- element types and conversion ----
+template <class T> inline constexpr bool is_complex_v = false;
+template <class T> inline constexpr bool is_complex_v<std::complex<T>> = true;
+template <class T> inline constexpr bool is_reduced_float_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+template <class T> inline constexpr bool is_float128_v = std::is_same_v<T, float128>;
+
+/// The type arithmetic runs in: half and bfloat16 compute in float and round once when stored.
+template <class T>
+using compute_t = std::conditional_t<is_reduced_float_v<T>, float, T>;
+
+/// Float-to-integer conversion as x86's cvtt instructions do it (what PyTorch's casts give
+/// on this platform), without C++'s undefined behaviour: out of range gives the minimum of
+/// int32 (targets up to 32 bits, then narrowed modulo 2^bits) or of int64.
+template <class To>
+To float_to_integer(double d) noexcept {
+  if constexpr (sizeof(To) == 8) {
+    if (!(d >= -0x1p63 && d < 0x1p63)) return static_cast<To>(std::int64_t{INT64_MIN});
+    return static_cast<To>(static_cast<std::int64_t>(d));
+  } else {
+    if (!(d > -0x1p31 - 1.0 && d < 0x1p31)) return static_cast<To>(std::int32_t{INT32_MIN});
+    return static_cast<To>(static_cast<std::int32_t>(d));
+  }
+}
+
+/// Converts one element as PyTorch's copy_ does (complex to real keeps the real part).
+template <class To, class From>
+constexpr To convert(const From& v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_complex_v<From> && !is_complex_v<To>) {
+    if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
+    else return convert<To>(v.real());
+  } else if constexpr (is_complex_v<To>) {
+    using R = typename To::value_type;
+    if constexpr (is_complex_v<From>) return To(static_cast<R>(v.real()), static_cast<R>(v.imag()));
+    else return To(convert<R>(v), R(0));
+  } else if constexpr (is_reduced_float_v<From>) {
+    return convert<To>(static_cast<float>(v));
+  } else if constexpr (is_reduced_float_v<To>) {
+    return To(convert<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != 0;
+  } else if constexpr (std::is_same_v<From, bool>) {
+    return static_cast<To>(v ? 1 : 0);
+  } else if constexpr (std::is_integral_v<To> && std::is_same_v<From, float128>) {
+    const double d = static_cast<double>(v);
+    if (!(d >= -0x1p63 && d < 0x1p63)) return float_to_integer<To>(d);
+    if constexpr (sizeof(To) == 8) return static_cast<To>(static_cast<std::int64_t>(v));
+    return float_to_integer<To>(static_cast<double>(static_cast<std::int64_t>(v)));
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    return float_to_integer<To>(static_cast<double>(v));
+  } else {
+    return static_cast<To>(v);  // integer <-> integer (modular), to/from float and float128
+  }
+}
+
+// ---- type lists (the leaf types of an expression) ----
+template <class... Ts> struct type_list {};
+template <class A, class B> struct concat;
+template <class... A, class... B> struct concat<type_list<A...>, type_list<B...>> { using type = type_list<A..., B...>; };
+template <class... Ls> struct concat_all { using type = type_list<>; };
+template <class L, class... Ls> struct concat_all<L, Ls...> {
+  using type = typename concat<L, typename concat_all<Ls...>::type>::type;
+};
+template <std::size_t K, class L> struct leaf_at;
+template <std::size_t K, class T, class... Ts> struct leaf_at<K, type_list<T, Ts...>> : leaf_at<K - 1, type_list<Ts...>> {};
+template <class T, class... Ts> struct leaf_at<0, type_list<T, Ts...>> { using type = T; };
+template <class L> struct all_trivial;
+template <class... Ts> struct all_trivial<type_list<Ts...>> {
+  static constexpr bool value = (std::is_trivially_copyable_v<Ts> && ...);
+};
+
+// ---- hooks between the parts ----
+/// Lazy expression nodes (not tensors, not scalars) mark themselves with this flag.
+template <class E>
+concept lazy_expression = requires { E::is_strata_expression; };
+/// Tensor's reduction methods, supplied by strata.expr.
+template <class T>
+struct reductions;
+
+// ---- the metadata of a strided view ----
+/// Element (i0, i1, ...) sits at offset + sum(i_k * strides[k]).
+struct layout {
+  dim_vector sizes;
+  dim_vector strides;
+  std::int64_t offset = 0;
+};
+
+// ---- the plan ----
 /// Elements per thread below which a loop runs single-threaded and inline.
 inline constexpr std::int64_t grain = 32768;
 /// Tile (elements along dim 0 x rows along dim 1) for the blocked walk when operands disagree
@@ -25,6 +119,8 @@ inline constexpr std::int64_t grain = 32768;
 /// 256-element rows keep the per-row call cheap while 256 lines (16 KiB) stay in L1.
 inline constexpr std::int64_t tile = 256;
 inline constexpr std::int64_t tile_rows = 16;
+/// At most this many operands (output included) and dims in one loop.
+inline constexpr std::size_t max_operands = 64;
 
 /// One operand of a loop: its first element and its element strides broadcast to the
 /// loop's sizes (0 along broadcast dims).
@@ -34,32 +130,99 @@ struct loop_operand {
   std::int64_t itemsize;
 };
 
-/// A row kernel: n elements; ptrs[k] and strides[k] (bytes) for each operand k, output first.
-using row_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n);
-
 /// The loop after planning: dims innermost first, size-1 dims dropped, contiguous dims merged.
+/// For a reduction, operand 0 is the output with stride 0 along the reduced dims.
 struct loop_plan {
   std::int64_t nops = 0;
   std::int64_t numel = 0;
   dim_vector sizes;                     ///< innermost first; [1] for a single element
   small_vec<std::int64_t, 48> strides;  ///< bytes: strides[d * nops + k]
   small_vec<char*, 8> base;             ///< operand k's first element
-  bool tiled = false;                   ///< walk dims 0 and 1 in tile x tile blocks
+  bool tiled = false;                   ///< walk dims 0 and 1 in tile x tile_rows blocks
 };
 
 /// Plans a loop over sizes for ops (operand 0 is the output).
 loop_plan make_plan(int_list sizes, std::span<const loop_operand> ops);
+/// The plan of a loop whose operands are all contiguous with the same sizes: one flat dim.
+loop_plan flat_plan(std::int64_t numel, std::span<const loop_operand> ops);
 
 /// Element strides for a fresh output of the given sizes that follow the inputs' memory
 /// order (PyTorch's rule for an undefined output): eval(a.t() * 2) walks a's memory.
 dim_vector fresh_strides(int_list sizes, std::span<const loop_operand> inputs);
 
-/// Runs fn over the plan, splitting across threads above the grain.
+/// Strides of a view (sizes, strides) broadcast to target (stride 0 along new and expanded
+/// dims); the caller has checked that the shapes broadcast.
+dim_vector broadcast_strides(int_list sizes, int_list strides, int_list target);
+
+// ---- per-call status ----
+/// What a loop found while running (an integer division by zero, ...): one per call, so two
+/// user threads evaluating at once never see each other's errors.
+class loop_status {
+ public:
+  /// Records an integer division by zero (any thread of this call may).
+  void zero_division() noexcept { flags_.fetch_or(zero_division_flag, std::memory_order_relaxed); }
+  /// Throws the error the loop recorded, if any.
+  void raise() const;
+
+ private:
+  static constexpr unsigned zero_division_flag = 1;
+  std::atomic<unsigned> flags_{0};
+};
+
+// ---- element-wise execution ----
+/// A row kernel: n elements; ptrs[k] and strides[k] (bytes) for each operand k, output first.
+using row_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n,
+                        loop_status* status);
+
+/// Runs fn over the plan, splitting across threads above the grain; throws what the loop
+/// recorded in its status.
 void execute(const loop_plan& plan, row_fn fn, const void* ctx);
 
+// ---- reductions ----
+/// The row kernels of one reduction, on accumulators of acc_size bytes (at most 64). The
+/// executor owns the walk, the threads and the pairwise trees; these only touch rows.
+struct reduce_kernel {
+  const void* ctx;
+  std::int64_t acc_size;
+  /// acc[0..n) = the identity (constructs accumulators in raw memory).
+  void (*init)(void* acc, std::int64_t n);
+  /// dst[j] = combine(dst[j], src[j]) for j < n.
+  void (*combine)(void* dst, const void* src, std::int64_t n);
+  /// *acc = combine(*acc, the reduction of n elements along dim 0 at ptrs[1..]).
+  void (*inner)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n, void* acc,
+                loop_status* status);
+  /// acc[j] = combine(acc[j], element j along dim 0) for j < n.
+  void (*outer)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n, void* acc,
+                loop_status* status);
+  /// For each of count outputs (output k at ptrs[0] + k * step[0], its inputs at
+  /// ptrs[i] + k * step[i]): reduce n elements along dim 0 and write the result.
+  void (*rows)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n,
+               std::int64_t count, const std::int64_t* step, loop_status* status);
+  /// out[j * stride] = acc[j] for j < n (out is the accumulator type).
+  void (*store)(char* out, std::int64_t stride, const void* acc, std::int64_t n);
+};
+
+inline constexpr std::int64_t reduce_chunk = 512;    ///< elements evaluated at a time
+inline constexpr std::int64_t reduce_block = 4096;   ///< inner reductions: elements per tree leaf
+inline constexpr std::int64_t reduce_rows = 64;      ///< outer reductions: rows per tree leaf
+inline constexpr std::int64_t outer_segment = 4096;  ///< outer reductions: kept elements per task
+inline constexpr int parallel_split = 16;            ///< tree leaves' groups that may run in parallel
+
+/// Runs the reduction planned in p (operand 0: the accumulator-typed output, stride 0 along
+/// reduced dims). Every result is a fixed-shape pairwise tree over blocks whose top
+/// parallel_split groups are the same for any thread count: bitwise identical with 1 or N
+/// threads. Throws what the loop recorded in its status.
+void reduce_execute(const loop_plan& p, const reduce_kernel& k);
+
+// ---- overlap ----
 /// True when two elements of a view share memory (stride 0 with size > 1, overlapping
 /// unfold or as_strided windows); decided exactly up to a large span, conservatively beyond.
 bool has_internal_overlap(int_list sizes, int_list strides);
+
+/// PyTorch's message for a write into a tensor whose elements share memory.
+std::string overlap_message();
+/// Throws overlap_error when a tensor about to be written has elements sharing memory.
+void check_writable(const layout& l);
 
 /// How two views of the same storage relate.
 enum class overlap { none, same, partial };
@@ -67,8 +230,273 @@ enum class overlap { none, same, partial };
 /// about strides, so interleaved but disjoint views (x[:, ::2], x[:, 1::2]) are `none`.
 overlap memory_overlap(const layout& a, std::int64_t itemsize_a, const layout& b, std::int64_t itemsize_b);
 
-/// Raised by integer division kernels on a zero divisor; read and reset by the caller.
-void flag_zero_division() noexcept;
-/// Number of zero divisions flagged so far (atomic, never reset).
-std::int64_t zero_divisions() noexcept;
+// ---- threads ----
+/// Sets how many threads loops may use (at least 1).
+void set_thread_count(int n);
+/// How many threads loops may use (default: OpenMP's maximum).
+int thread_count();
+
+// ---- row kernels (templates: instantiated where an expression is assigned) ----
+/// The pointers a row kernel hands to an expression's at<I>(args, i): one per leaf, plus the
+/// call's status for operations that can fail (integer division by zero).
+template <class Tuple>
+struct row_args {
+  Tuple ptrs;
+  loop_status* status;
+};
+
+/// Scratch for one chunk of an operand; deliberately left uninitialized (a std::array in a
+/// std::tuple would be zeroed on every row).
+template <class T, std::size_t N>
+struct chunk_buffer {
+  chunk_buffer() {}  // NOLINT: user-provided so that value-initialization does not zero data
+  alignas(64) T data[N];
+};
+
+/// Reads every S-th element: a stride known at compile time, so the loop still vectorises.
+template <class T, std::int64_t S>
+struct fixed_stride_ptr {
+  const T* p;
+  T operator[](std::int64_t i) const { return p[i * S]; }
+};
+
+/// Reads a strided operand: p[i] is the element i * stride bytes further.
+template <class T>
+struct strided_ptr {
+  const char* p;
+  std::int64_t stride;
+  T operator[](std::int64_t i) const { return *reinterpret_cast<const T*>(p + i * stride); }
+};
+
+/// The row kernel of `out = e` for an output of type O, for any E with value_type,
+/// leaf_types, leaf_count and at<I>(args, i). Contiguous rows run a plain indexed loop that
+/// the compiler vectorises; other rows are cut into chunks whose strided operands are
+/// gathered (and broadcast ones filled) into small buffers, so that the same plain loop runs
+/// on them too.
+template <class O, class E>
+struct kernel {
+  using leaves = typename E::leaf_types;
+  static constexpr std::size_t N = E::leaf_count;
+  static constexpr std::int64_t chunk = 512;
+  const E* e;
+
+  template <std::size_t... K>
+  static bool contiguous(const std::int64_t* s, std::index_sequence<K...>) {
+    return s[0] == sizeof(O) && ((s[K + 1] == sizeof(typename leaf_at<K, leaves>::type)) && ...);
+  }
+
+  template <class P>
+  void plain(O* out, const P& p, std::int64_t n) const {
+    for (std::int64_t i = 0; i < n; ++i)
+      out[i] = convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
+  }
+  template <class Tuple>
+  static row_args<Tuple> args(Tuple t, loop_status* st) { return {std::move(t), st}; }
+
+  template <std::size_t... K>
+  void run(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
+           std::index_sequence<K...> seq) const {
+    if (contiguous(s, seq)) {
+      plain(reinterpret_cast<O*>(ptrs[0]),
+            args(std::make_tuple(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])...), st), n);
+      return;
+    }
+    if constexpr (N >= 1 && N <= 2 && all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
+      // Few operands, each unit-stride or every other element (x[:, ::2] + x[:, 1::2]):
+      // one fused loop with the strides fixed at compile time, no buffers.
+      if (s[0] == sizeof(O)) {
+        unsigned mask = 0;
+        bool ok = true;
+        ((s[K + 1] == 2 * static_cast<std::int64_t>(sizeof(typename leaf_at<K, leaves>::type))
+              ? void(mask |= 1u << K)
+              : void(ok = ok && s[K + 1] == static_cast<std::int64_t>(sizeof(typename leaf_at<K, leaves>::type)))),
+         ...);
+        if (ok && stride_pattern(ptrs, n, mask, st, std::make_integer_sequence<unsigned, 1u << N>{}, seq)) return;
+      }
+    }
+    if constexpr (!all_trivial<leaves>::value || !std::is_trivially_copyable_v<O>) {
+      // float128 and friends: one strided loop, no buffers.
+      const auto p = args(std::make_tuple(strided_ptr<typename leaf_at<K, leaves>::type>{ptrs[K + 1], s[K + 1]}...), st);
+      for (std::int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<O*>(ptrs[0] + i * s[0]) =
+            convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
+    } else {
+      std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, chunk>...> bufs;
+      chunk_buffer<O, chunk> obuf;
+      // Broadcast (stride-0) operands hold one value for the whole row: fill once.
+      ((s[K + 1] == 0 ? void(fill(std::get<K>(bufs).data, n < chunk ? n : chunk,
+                                  *reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])))
+                      : void()), ...);
+      for (std::int64_t c = 0; c < n; c += chunk) {
+        const std::int64_t len = n - c < chunk ? n - c : chunk;
+        const auto p = args(std::make_tuple(source(ptrs[K + 1], s[K + 1], c, len, std::get<K>(bufs))...), st);
+        if (s[0] == sizeof(O)) {
+          plain(reinterpret_cast<O*>(ptrs[0]) + c, p, len);
+        } else {
+          plain(obuf.data, p, len);
+          char* o = ptrs[0] + c * s[0];
+          for (std::int64_t i = 0; i < len; ++i) *reinterpret_cast<O*>(o + i * s[0]) = obuf.data[i];
+        }
+      }
+    }
+  }
+
+  template <class T>
+  static void fill(T* p, std::int64_t n, T v) {
+    for (std::int64_t i = 0; i < n; ++i) p[i] = v;
+  }
+
+  // Runs the plain loop with leaf K read every (1 + bit K of mask) elements.
+  template <unsigned... M, std::size_t... K>
+  bool stride_pattern(char* const* ptrs, std::int64_t n, unsigned mask, loop_status* st,
+                      std::integer_sequence<unsigned, M...>, std::index_sequence<K...>) const {
+    auto one = [&]<unsigned Mask>() {
+      if (Mask != mask) return false;
+      plain(reinterpret_cast<O*>(ptrs[0]),
+            args(std::make_tuple(fixed_stride_ptr<typename leaf_at<K, leaves>::type, ((Mask >> K) & 1u) + 1>{
+                     reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])}...),
+                 st),
+            n);
+      return true;
+    };
+    return (one.template operator()<M>() || ...);
+  }
+
+  // A leaf's elements [c, c + len) as a unit-stride pointer: in place, or gathered into buf.
+  template <class T>
+  static const T* source(const char* base, std::int64_t stride, std::int64_t c, std::int64_t len,
+                         chunk_buffer<T, chunk>& buf) {
+    constexpr auto w = static_cast<std::int64_t>(sizeof(T));
+    if (stride == w) return reinterpret_cast<const T*>(base) + c;
+    if (stride == 2 * w) {  // every other element (x[:, ::2]): a constant stride vectorises
+      const T* p = reinterpret_cast<const T*>(base) + 2 * c;
+      for (std::int64_t i = 0; i < len; ++i) buf.data[i] = p[2 * i];
+    } else if (stride != 0) {
+      const char* p = base + c * stride;
+      for (std::int64_t i = 0; i < len; ++i) buf.data[i] = *reinterpret_cast<const T*>(p + i * stride);
+    }
+    return buf.data;
+  }
+
+  static void row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
+    static_cast<const kernel*>(ctx)->run(ptrs, s, n, st, std::make_index_sequence<N>{});
+  }
+};
+
+/// Reduces a contiguous array with W interleaved accumulators (whole vector registers for
+/// arithmetic types, so sum, prod, amax and amin all vectorise), then combines them pairwise.
+template <class Op, class A>
+A chunk_reduce(const A* b, std::int64_t n) {
+  if constexpr (std::is_arithmetic_v<A>) {
+    constexpr int W = sizeof(A) >= 8 ? 16 : 32;
+    A acc[W];
+    for (A& a : acc) a = Op::template identity<A>();
+    std::int64_t i = 0;
+    for (; i + W <= n; i += W)
+      for (int k = 0; k < W; ++k) acc[k] = Op::combine(acc[k], b[i + k]);
+    for (int k = 0; i < n; ++i, ++k) acc[k] = Op::combine(acc[k], b[i]);
+    for (int w = W / 2; w >= 1; w /= 2)
+      for (int k = 0; k < w; ++k) acc[k] = Op::combine(acc[k], acc[k + w]);
+    return acc[0];
+  } else {
+    A acc = Op::template identity<A>();
+    for (std::int64_t i = 0; i < n; ++i) acc = Op::combine(acc, b[i]);
+    return acc;
+  }
+}
+
+/// The row kernels of a reduction by Op of expression E, accumulating in A (see
+/// reduce_kernel). Values are evaluated a chunk at a time by kernel<A, E>; a plain contiguous
+/// tensor of type A is read in place.
+template <class Op, class A, class E>
+struct reduction_kernels {
+  static_assert(sizeof(A) <= 64 && std::is_trivially_destructible_v<A>,
+                "reduction_kernels: accumulators are raw, never-destroyed memory of at most 64 bytes");
+  kernel<A, E> eval;
+  static constexpr bool plain_leaf = requires { E::is_plain_leaf; } && std::is_same_v<typename E::value_type, A>;
+
+  // n values along dim 0 as a contiguous array: in place when possible, else into buf.
+  const A* values(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
+    if constexpr (plain_leaf) {
+      if (s[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(ptrs[1]);
+    }
+    char* p[max_operands];
+    std::int64_t st0[max_operands];
+    p[0] = reinterpret_cast<char*>(buf);
+    st0[0] = sizeof(A);
+    for (std::size_t k = 1; k <= E::leaf_count; ++k) {
+      p[k] = ptrs[k];
+      st0[k] = s[k];
+    }
+    eval.run(p, st0, n, st, std::make_index_sequence<E::leaf_count>{});
+    return buf;
+  }
+  // Pointers moved m elements along dim 0.
+  static void step(char** p, const std::int64_t* s, std::int64_t m) {
+    for (std::size_t k = 1; k <= E::leaf_count; ++k) p[k] += m * s[k];
+  }
+  A reduce(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) const {
+    if constexpr (plain_leaf) {
+      if (s[1] == static_cast<std::int64_t>(sizeof(A))) return chunk_reduce<Op>(reinterpret_cast<const A*>(ptrs[1]), n);
+    }
+    chunk_buffer<A, reduce_chunk> buf;
+    char* p[max_operands];
+    for (std::size_t k = 0; k <= E::leaf_count; ++k) p[k] = ptrs[k];
+    A acc = Op::template identity<A>();
+    for (std::int64_t c = 0; c < n; c += reduce_chunk) {
+      const std::int64_t m = n - c < reduce_chunk ? n - c : reduce_chunk;
+      acc = Op::combine(acc, chunk_reduce<Op>(values(p, s, m, buf.data, st), m));
+      step(p, s, m);
+    }
+    return acc;
+  }
+
+  static void init(void* acc, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; ++j) ::new (static_cast<A*>(acc) + j) A(Op::template identity<A>());
+  }
+  static void combine(void* dst, const void* src, std::int64_t n) {
+    A* d = static_cast<A*>(dst);
+    const A* s = static_cast<const A*>(src);
+    for (std::int64_t j = 0; j < n; ++j) d[j] = Op::combine(d[j], s[j]);
+  }
+  static void inner(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, void* acc,
+                    loop_status* st) {
+    A& a = *static_cast<A*>(acc);
+    a = Op::combine(a, static_cast<const reduction_kernels*>(ctx)->reduce(ptrs, s, n, st));
+  }
+  static void outer(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, void* acc,
+                    loop_status* st) {
+    const auto& self = *static_cast<const reduction_kernels*>(ctx);
+    A* a = static_cast<A*>(acc);
+    chunk_buffer<A, reduce_chunk> buf;
+    char* p[max_operands];
+    for (std::size_t k = 0; k <= E::leaf_count; ++k) p[k] = ptrs[k];
+    for (std::int64_t c = 0; c < n; c += reduce_chunk) {
+      const std::int64_t m = n - c < reduce_chunk ? n - c : reduce_chunk;
+      const A* v = self.values(p, s, m, buf.data, st);
+      A* ac = a + c;
+      for (std::int64_t j = 0; j < m; ++j) ac[j] = Op::combine(ac[j], v[j]);
+      step(p, s, m);
+    }
+  }
+  static void rows(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, std::int64_t count,
+                   const std::int64_t* step_by, loop_status* st) {
+    const auto& self = *static_cast<const reduction_kernels*>(ctx);
+    char* p[max_operands];
+    for (std::size_t k = 0; k <= E::leaf_count; ++k) p[k] = ptrs[k];
+    for (std::int64_t r = 0; r < count; ++r) {
+      // identity combined with the row: the same bits as the tree's single leaf
+      *reinterpret_cast<A*>(p[0]) = Op::combine(Op::template identity<A>(), self.reduce(p, s, n, st));
+      for (std::size_t k = 0; k <= E::leaf_count; ++k) p[k] += step_by[k];
+    }
+  }
+  static void store(char* out, std::int64_t stride, const void* acc, std::int64_t n) {
+    const A* a = static_cast<const A*>(acc);
+    for (std::int64_t j = 0; j < n; ++j) *reinterpret_cast<A*>(out + j * stride) = a[j];
+  }
+
+  reduce_kernel erased() const {
+    return {this, sizeof(A), &init, &combine, &inner, &outer, &rows, &store};
+  }
+};
 }  // namespace strata::detail

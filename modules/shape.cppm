@@ -7,6 +7,7 @@ module;
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <ostream>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -194,6 +195,11 @@ class int_list {
 
 /// "[2, 3]": a list of ints as PyTorch prints sizes in messages.
 std::string to_string(int_list v);
+
+/// Prints sizes as libtorch does: "[2, 3]".
+inline std::ostream& operator<<(std::ostream& os, int_list v) { return os << to_string(v); }
+/// Prints sizes as libtorch does: "[2, 3]".
+inline std::ostream& operator<<(std::ostream& os, const dim_vector& v) { return os << to_string(v); }
 
 /// Product of sizes; throws shape_error for a negative size or an int64 overflow.
 std::int64_t numel_of(int_list sizes);

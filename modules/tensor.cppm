@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Tensor<T>: a handle on shared storage plus (sizes, strides, offset); views change only
-// that metadata. The geometry of every view is a plain function in src/views.cpp.
+// that metadata. The geometry of every view is a plain function in src/views.cpp; copies
+// and fills run on the loop engine.
 module;
 #include <cstdint>
+#include <tuple>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -15,15 +17,9 @@ export import strata.error;
 export import strata.dtype;
 export import strata.shape;
 export import strata.storage;
+import strata.loop;
 
-export namespace strata::detail {
-/// The metadata of a strided view: element (i0, i1, ...) sits at offset + sum(i_k * strides[k]).
-struct layout {
-  dim_vector sizes;
-  dim_vector strides;
-  std::int64_t offset = 0;
-};
-
+namespace strata::detail {
 /// A contiguous layout of the given sizes at offset 0.
 layout contiguous_layout(int_list sizes);
 /// Strides that let (old_sizes, old_strides) be viewed as new_sizes, if any (PyTorch's rule).
@@ -55,47 +51,52 @@ std::int64_t element_offset(const layout& l, int_list index);
 /// Checks that a tensor has exactly one element (for item()).
 void check_single_element(std::int64_t numel);
 
-/// Assignment of a source (tensor, scalar or lazy expression) into a tensor, and evaluation
-/// of an expression into a fresh tensor: specialised by strata.expr.
-template <class E>
-struct assigner;
-/// Tensor's reduction methods, supplied by strata.reduce.
+/// A leaf read by the copy kernel: one operand, element i at p.ptrs[I][i].
+template <class U>
+struct copy_source {
+  using value_type = U;
+  using leaf_types = type_list<U>;
+  static constexpr std::size_t leaf_count = 1;
+  template <std::size_t I, class P>
+  compute_t<U> at(const P& p, std::int64_t i) const { return static_cast<compute_t<U>>(std::get<I>(p.ptrs)[i]); }
+};
+/// No operands: every element is value.
 template <class T>
-struct reductions;
-/// Lazy expression nodes (not tensors, not scalars) mark themselves with this flag.
-template <class E>
-concept lazy_expression = requires { E::is_strata_expression; };
+struct fill_source {
+  using value_type = T;
+  using leaf_types = type_list<>;
+  static constexpr std::size_t leaf_count = 0;
+  T value;
+  template <std::size_t I, class P>
+  compute_t<T> at(const P&, std::int64_t) const { return static_cast<compute_t<T>>(value); }
+};
 
-/// Calls f(offset_a, offset_b) for every index of sizes in row-major order, where the
-/// offsets walk strides_a and strides_b. The simple walk used by copies and printing.
-template <class F>
-void for_each_offset2(int_list sizes, int_list strides_a, std::int64_t offset_a,
-                      int_list strides_b, std::int64_t offset_b, F&& f) {
-  const std::size_t n = sizes.size();
-  for (const std::int64_t s : sizes)
-    if (s == 0) return;
-  if (n == 0) { f(offset_a, offset_b); return; }
-  dim_vector index(n, 0);
-  const std::int64_t inner = sizes[n - 1], sa = strides_a[n - 1], sb = strides_b[n - 1];
-  for (;;) {
-    for (std::int64_t i = 0; i < inner; ++i) f(offset_a + i * sa, offset_b + i * sb);
-    std::size_t d = n - 1;
-    for (;;) {  // odometer step over the outer dims
-      if (d == 0) return;
-      --d;
-      ++index[d];
-      offset_a += strides_a[d];
-      offset_b += strides_b[d];
-      if (index[d] < sizes[d]) break;
-      offset_a -= index[d] * strides_a[d];
-      offset_b -= index[d] * strides_b[d];
-      index[d] = 0;
-    }
+/// Runs kernel<O, Src> over dst and (optionally) one source operand broadcast to dst.
+template <class O, class Src>
+void run_unary_loop(const layout& dst, O* dst_data, const Src& src, const layout* from, char* from_data,
+                    std::int64_t from_size) {
+  loop_operand ops[2];
+  ops[0] = loop_operand{reinterpret_cast<char*>(dst_data), dst.strides, sizeof(O)};
+  std::size_t n = 1;
+  bool flat = is_contiguous(dst.sizes, dst.strides);
+  if (from) {
+    ops[n++] = loop_operand{from_data, from->strides, from_size};
+    flat = flat && is_contiguous(from->sizes, from->strides);
   }
+  const std::span<const loop_operand> span(ops, n);
+  const std::int64_t numel = numel_of(dst.sizes);
+  const loop_plan plan = flat ? flat_plan(numel, span) : make_plan(dst.sizes, span);
+  const kernel<O, Src> k{&src};
+  execute(plan, &kernel<O, Src>::row, &k);
 }
 }  // namespace strata::detail
 
 export namespace strata {
+/// Sets how many threads strata's loops may use (at least 1).
+void set_num_threads(int n);
+/// How many threads strata's loops may use (default: OpenMP's maximum).
+int get_num_threads();
+
 template <element T>
 class Tensor;
 
@@ -127,9 +128,14 @@ class Tensor {
   Tensor& operator=(const Tensor& src) && { return copy_(src); }
   /// Writing to a temporary view writes through: t[0][1] = 3 sets that element.
   Tensor& operator=(T value) && { return fill_(value); }
-  /// Evaluates a lazy expression into a fresh tensor laid out in its inputs' memory order.
+  /// Evaluates a lazy expression into a fresh tensor laid out in its inputs' memory order
+  /// (its elements converted to T like copy_).
   template <detail::lazy_expression E>
-  Tensor(const E& e) : Tensor(detail::assigner<E>::template eval<T>(e)) {}  // NOLINT: implicit, as `Tensor t = a + b;`
+  Tensor(const E& e) : Tensor(e.template to<T>()) {}  // NOLINT: implicit, as `Tensor t = a + b;`
+  /// A converted copy of a tensor of another element type (as t.to<T>()).
+  template <element U>
+    requires(!std::is_same_v<U, T>)
+  explicit Tensor(const Tensor<U>& other) : Tensor(other.template to<T>()) {}
   /// An lvalue handle assigned an expression rebinds to its fresh result.
   template <detail::lazy_expression E>
   Tensor& operator=(const E& e) & { return *this = Tensor(e); }
@@ -137,10 +143,15 @@ class Tensor {
   template <detail::lazy_expression E>
   Tensor& operator=(const E& e) && { assign(e); return *this; }
   /// Writes src (an expression, tensor or scalar) into this tensor's elements in one fused loop,
-  /// broadcasting src to this shape and converting like copy_. Needs strata.expr.
+  /// broadcasting src to this shape and converting like copy_.
   template <class E>
   const Tensor& assign(const E& src) const {
-    detail::assigner<E>::assign(*this, src);
+    if constexpr (detail::lazy_expression<E>) src.eval_into(*this);
+    else if constexpr (requires { typename E::value_type; src.storage(); }) copy_(src);
+    else {
+      static_assert(element<E>, "assign() takes a tensor, an expression or a scalar of one of strata's dtypes.");
+      fill_(detail::convert<T>(src));
+    }
     return *this;
   }
   ~Tensor() = default;
@@ -176,8 +187,18 @@ class Tensor {
   bool is_alias_of(const Tensor<U>& o) const noexcept { return storage_.is_alias_of(o.storage()); }
   /// PyTorch's contiguity test (strides of size-1 dims do not matter).
   bool is_contiguous() const { return strata::is_contiguous(layout_.sizes, layout_.strides); }
-  /// The view's metadata.
-  const detail::layout& layout() const noexcept { return layout_; }
+  /// The element type U version of this tensor: this tensor itself when U is T, else a
+  /// contiguous converted copy (PyTorch's t.to(dtype)).
+  template <element U>
+  Tensor<U> to() const {
+    if constexpr (std::is_same_v<U, T>) {
+      return *this;
+    } else {
+      Tensor<U> out = empty<U>(sizes());
+      out.copy_(*this);
+      return out;
+    }
+  }
 
   /// This tensor if contiguous, else a contiguous copy.
   Tensor contiguous() const { return is_contiguous() ? *this : clone(); }
@@ -198,33 +219,37 @@ class Tensor {
   }
   /// Elements in logical row-major order.
   std::vector<T> to_vector() const {
-    std::vector<T> out;
-    out.reserve(static_cast<std::size_t>(numel()));
-    const T* base = static_cast<const T*>(storage_.data());
-    detail::for_each_offset2(layout_.sizes, layout_.strides, layout_.offset, layout_.strides,
-                             layout_.offset, [&](std::int64_t o, std::int64_t) { out.push_back(base[o]); });
-    return out;
+    const Tensor c = contiguous();
+    return std::vector<T>(c.data_ptr(), c.data_ptr() + c.numel());
   }
   /// Sets every element to value; returns *this.
   const Tensor& fill_(T value) const {
-    T* base = static_cast<T*>(storage_.data());
-    detail::for_each_offset2(layout_.sizes, layout_.strides, layout_.offset, layout_.strides,
-                             layout_.offset, [&](std::int64_t o, std::int64_t) { base[o] = value; });
+    detail::check_writable(layout_);
+    const detail::fill_source<T> src{value};
+    detail::run_unary_loop(layout_, data_ptr(), src, nullptr, nullptr, 0);
     return *this;
   }
+  /// Sets every element to value; returns *this.
   Tensor& fill_(T value) { std::as_const(*this).fill_(value); return *this; }
   /// Copies src (broadcast to this shape, converted like PyTorch's copy_) into this view.
   template <element U>
-  Tensor& copy_(const Tensor<U>& src) {
-    if (storage_.is_alias_of(src.storage()) && static_cast<const void*>(&src) != this)
-      return copy_(src.clone());  // overlap-safe: read from a private copy
-    const detail::layout s = detail::expand_layout(src.layout(), sizes());
-    T* dst = static_cast<T*>(storage_.data());
-    const U* from = static_cast<const U*>(src.storage().data());
-    detail::for_each_offset2(layout_.sizes, layout_.strides, layout_.offset, s.strides, s.offset,
-                             [&](std::int64_t o, std::int64_t i) { dst[o] = detail::convert<T>(from[i]); });
+  const Tensor& copy_(const Tensor<U>& src) const {
+    const detail::layout from = detail::expand_layout(src.layout_, sizes());
+    detail::check_writable(layout_);
+    if (storage_.is_alias_of(src.storage())) {
+      const detail::overlap o = detail::memory_overlap(layout_, sizeof(T), from, sizeof(U));
+      // An exact alias reads each element just before overwriting it: safe.
+      if (o == detail::overlap::partial || (o == detail::overlap::same && sizeof(U) != sizeof(T)))
+        return copy_(src.clone());
+    }
+    const detail::copy_source<U> source;
+    detail::run_unary_loop(layout_, data_ptr(), source, &from, reinterpret_cast<char*>(src.data_ptr()),
+                           sizeof(U));
     return *this;
   }
+  /// Copies src into this view; returns *this.
+  template <element U>
+  Tensor& copy_(const Tensor<U>& src) { std::as_const(*this).copy_(src); return *this; }
 
   // ---- reductions (need strata.reduce; lazy like the free functions) ----
   /// sum(*this, dims, keepdim).
@@ -326,12 +351,17 @@ class Tensor {
   }
 
  private:
+  template <element U> friend class Tensor;
   Tensor(strata::storage s, detail::layout l) : storage_(std::move(s)), layout_(std::move(l)) {}
   Tensor with(detail::layout l) const { return Tensor(storage_, std::move(l)); }
 
   strata::storage storage_;
   detail::layout layout_;
 };
+
+/// `strata::Tensor y = x * 2;` deduces the element type of the expression.
+template <detail::lazy_expression E>
+Tensor(const E&) -> Tensor<typename E::value_type>;
 
 template <element T>
 Tensor<T> empty(int_list sizes) {
@@ -355,24 +385,31 @@ Tensor<T> zeros(int_list sizes) {
 template <element T>
 Tensor<T> ones(int_list sizes) { return full<T>(sizes, detail::convert<T>(1)); }
 
-/// A tensor holding values with the given sizes (default: 1-D).
+/// A tensor holding values with the given sizes, e.g. from_vector<float>(v, {2, 3}).
 template <element T>
-Tensor<T> from_vector(const std::vector<T>& values, std::optional<int_list> sizes = {}) {
+Tensor<T> from_vector(const std::vector<T>& values, int_list sizes) {
   const std::int64_t n = static_cast<std::int64_t>(values.size());
-  const dim_vector shape = sizes ? sizes->vec() : dim_vector{n};
-  if (numel_of(shape) != n)
-    throw shape_error("from_vector: shape " + to_string(shape) + " is invalid for input of size " +
+  if (numel_of(sizes) != n)
+    throw shape_error("from_vector: shape " + to_string(sizes) + " is invalid for input of size " +
                       std::to_string(n));
-  Tensor<T> t = empty<T>(shape);
+  Tensor<T> t = empty<T>(sizes);
   T* p = t.data_ptr();
   for (std::int64_t i = 0; i < n; ++i) p[i] = values[static_cast<std::size_t>(i)];
   return t;
 }
-/// A tensor from a braced list of values, e.g. from_vector<float>({1, 2, 3, 4}, {{2, 2}}).
+/// A 1-D tensor holding values.
 template <element T>
-Tensor<T> from_vector(std::initializer_list<T> values, std::optional<int_list> sizes = {}) {
+Tensor<T> from_vector(const std::vector<T>& values) {
+  return from_vector<T>(values, {static_cast<std::int64_t>(values.size())});
+}
+/// A tensor from a braced list of values, e.g. from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}).
+template <element T>
+Tensor<T> from_vector(std::initializer_list<T> values, int_list sizes) {
   return from_vector<T>(std::vector<T>(values), sizes);
 }
+/// A 1-D tensor from a braced list of values.
+template <element T>
+Tensor<T> from_vector(std::initializer_list<T> values) { return from_vector<T>(std::vector<T>(values)); }
 
 /// The values start, start+step, ... below end; T defaults to int64 for integer
 /// arguments and float32 otherwise, as torch.arange.

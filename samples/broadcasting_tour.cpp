@@ -6,7 +6,7 @@ import strata;
 using namespace strata;
 
 int main() {
-  auto a = from_vector<std::int64_t>({1, 2, 3, 4, 5, 6}, {{2, 3}});
+  auto a = from_vector<std::int64_t>({1, 2, 3, 4, 5, 6}, {2, 3});
   auto b = from_vector<std::int64_t>({1, 2, 3});
   std::cout << "a = " << a << "\nb = " << b << "\n";
   Tensor<std::int64_t> sum = a + b;  // one fused loop; b is read as a stride-0 view
@@ -21,7 +21,7 @@ int main() {
   auto c = zeros<float>({3, 1, 1}).expand({5, 3, 4, 1});
   std::cout << "zeros(3, 1, 1).expand(5, 3, 4, 1) strides " << to_string(c.strides()) << "\n";
   auto x = arange<float>(60).view({5, 3, 4, 1});
-  auto y = from_vector<float>({100, 200, 300}, {{3, 1, 1}});
+  auto y = from_vector<float>({100, 200, 300}, {3, 1, 1});
   std::cout << "(x + y).sizes() = " << to_string((x + y).sizes()) << ", (x + y)[4][2] = " << eval(x + y)[4][2]
             << "\n\n";
 

@@ -1,115 +1,439 @@
 // SPDX-License-Identifier: MIT
-// The executor: walks a plan's rows, split over OpenMP threads above the grain.
+// The executor: walks a plan's rows with one odometer, splits the work over OpenMP threads
+// above the grain, runs reductions as fixed-shape pairwise trees, and reports what a loop
+// recorded in its per-call status.
 module;
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
-#include <omp.h>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include "parallel.hpp"
 module strata.loop;
 
-namespace strata {
+namespace strata::detail {
 namespace {
-std::atomic<int> thread_count{0};  // 0: not set, use OpenMP's maximum
-std::atomic<std::int64_t> zero_division_count{0};
+std::atomic<int> threads_set{0};  // 0: not set, use OpenMP's maximum
 }  // namespace
 
-void set_num_threads(int n) {
+void set_thread_count(int n) {
   if (n < 1) throw error("set_num_threads: expected a positive number of threads, got " + std::to_string(n));
-  thread_count.store(n, std::memory_order_relaxed);
+  threads_set.store(n, std::memory_order_relaxed);
 }
 
-int get_num_threads() {
-  const int n = thread_count.load(std::memory_order_relaxed);
-  return n > 0 ? n : std::max(1, omp_get_max_threads());
+int thread_count() {
+  const int n = threads_set.load(std::memory_order_relaxed);
+  return n > 0 ? n : std::max(1, max_threads());
 }
-}  // namespace strata
 
-namespace strata::detail {
-void flag_zero_division() noexcept { zero_division_count.fetch_add(1, std::memory_order_relaxed); }
-std::int64_t zero_divisions() noexcept { return zero_division_count.load(std::memory_order_relaxed); }
+void loop_status::raise() const {
+  if (flags_.load(std::memory_order_relaxed) & zero_division_flag) throw error("ZeroDivisionError");
+}
 
 namespace {
-constexpr std::size_t max_ops = 64;
+void check_limits(const loop_plan& p) {
+  if (static_cast<std::size_t>(p.nops) > max_operands || p.sizes.size() > max_operands)
+    throw error("strata: an expression with more than 63 tensor leaves or 64 dims is not supported");
+}
 
-// Rows [e0, e1) of elements, in the plan's order: partial first row, whole rows, partial last.
-void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn fn, const void* ctx) {
-  const auto nops = static_cast<std::size_t>(p.nops);
-  const std::size_t ndim = p.sizes.size();
-  const std::int64_t n0 = p.sizes[0];
-  char* ptrs[max_ops];
-  std::int64_t index[64] = {};
-  std::int64_t row = e0 / n0, col = e0 % n0;
-  for (std::size_t k = 0; k < nops; ++k) ptrs[k] = p.base[k] + col * p.strides[k];
-  for (std::size_t d = 1; d < ndim && row > 0; ++d) {
-    index[d] = row % p.sizes[d];
-    row /= p.sizes[d];
-    for (std::size_t k = 0; k < nops; ++k) ptrs[k] += index[d] * p.strides[d * nops + k];
+// The one odometer: walks a subset of a plan's dims (`dims`, innermost first), keeping every
+// operand's pointer at the current index.
+class odometer {
+ public:
+  odometer(const loop_plan& p, const std::int64_t* dims, std::size_t ndims)
+      : p_(p), dims_(dims), ndims_(ndims), nops_(static_cast<std::size_t>(p.nops)) {}
+
+  /// Positions at linear index `at` (mixed radix over the dims) from the pointers `from`.
+  void seek(char* const* from, std::int64_t at) {
+    std::copy(from, from + nops_, ptrs);
+    for (std::size_t i = 0; i < ndims_; ++i) {
+      const std::size_t d = dim(i);
+      index_[i] = at % p_.sizes[d];
+      at /= p_.sizes[d];
+      for (std::size_t k = 0; k < nops_; ++k) ptrs[k] += index_[i] * p_.strides[d * nops_ + k];
+    }
   }
+  /// Steps to the next index (wrapping to zero after the last).
+  void next() {
+    for (std::size_t i = 0; i < ndims_; ++i) {
+      const std::size_t d = dim(i);
+      for (std::size_t k = 0; k < nops_; ++k) ptrs[k] += p_.strides[d * nops_ + k];
+      if (++index_[i] < p_.sizes[d]) return;
+      for (std::size_t k = 0; k < nops_; ++k) ptrs[k] -= index_[i] * p_.strides[d * nops_ + k];
+      index_[i] = 0;
+    }
+  }
+  /// Number of indices the odometer walks.
+  std::int64_t count() const {
+    std::int64_t n = 1;
+    for (std::size_t i = 0; i < ndims_; ++i) n *= p_.sizes[dim(i)];
+    return n;
+  }
+
+  char* ptrs[max_operands];
+
+ private:
+  std::size_t dim(std::size_t i) const { return static_cast<std::size_t>(dims_[i]); }
+  const loop_plan& p_;
+  const std::int64_t* dims_;
+  std::size_t ndims_, nops_;
+  std::int64_t index_[max_operands] = {};
+};
+
+// Dims 1..n-1 of a plan (the outer dims of an element-wise walk).
+dim_vector outer_dims(const loop_plan& p, std::size_t from) {
+  dim_vector d;
+  for (std::size_t i = from; i < p.sizes.size(); ++i) d.push_back(static_cast<std::int64_t>(i));
+  return d;
+}
+
+// Elements [e0, e1) in the plan's order: partial first row, whole rows, partial last.
+void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn fn, const void* ctx,
+                  loop_status* st) {
+  const auto nops = static_cast<std::size_t>(p.nops);
+  const std::int64_t n0 = p.sizes[0];
+  const dim_vector outer = outer_dims(p, 1);
+  odometer od(p, outer.data(), outer.size());
+  std::int64_t col = e0 % n0;
+  od.seek(p.base.data(), e0 / n0);
   std::int64_t remaining = e1 - e0;
   for (;;) {
     const std::int64_t len = std::min(n0 - col, remaining);
-    fn(ctx, ptrs, p.strides.data(), len);
+    char* ptrs[max_operands];
+    for (std::size_t k = 0; k < nops; ++k) ptrs[k] = od.ptrs[k] + col * p.strides[k];
+    fn(ctx, ptrs, p.strides.data(), len, st);
     remaining -= len;
     if (remaining == 0) return;
-    for (std::size_t k = 0; k < nops; ++k) ptrs[k] -= col * p.strides[k];
     col = 0;
-    for (std::size_t d = 1; d < ndim; ++d) {  // odometer over the outer dims
-      for (std::size_t k = 0; k < nops; ++k) ptrs[k] += p.strides[d * nops + k];
-      if (++index[d] < p.sizes[d]) break;
-      for (std::size_t k = 0; k < nops; ++k) ptrs[k] -= index[d] * p.strides[d * nops + k];
-      index[d] = 0;
-    }
+    od.next();
   }
 }
 
 // Tiles [t0, t1) of a tiled plan; tiles are numbered with dim 0's tiles fastest, then dim 1's,
 // then the outer dims.
-void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, row_fn fn, const void* ctx) {
+void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, row_fn fn, const void* ctx, loop_status* st) {
   const auto nops = static_cast<std::size_t>(p.nops);
   const std::int64_t tiles0 = (p.sizes[0] + tile - 1) / tile;
   const std::int64_t tiles1 = (p.sizes[1] + tile_rows - 1) / tile_rows;
-  char* ptrs[max_ops];
+  const dim_vector outer = outer_dims(p, 2);
+  odometer od(p, outer.data(), outer.size());
+  char* ptrs[max_operands];
   for (std::int64_t t = t0; t < t1; ++t) {
     const std::int64_t i0 = (t % tiles0) * tile;
     const std::int64_t j0 = (t / tiles0 % tiles1) * tile_rows;
-    std::int64_t outer = t / tiles0 / tiles1;
-    for (std::size_t k = 0; k < nops; ++k)
-      ptrs[k] = p.base[k] + i0 * p.strides[k] + j0 * p.strides[nops + k];
-    for (std::size_t d = 2; d < p.sizes.size() && outer > 0; ++d) {
-      const std::int64_t i = outer % p.sizes[d];
-      outer /= p.sizes[d];
-      for (std::size_t k = 0; k < nops; ++k) ptrs[k] += i * p.strides[d * nops + k];
-    }
+    od.seek(p.base.data(), t / tiles0 / tiles1);
+    for (std::size_t k = 0; k < nops; ++k) ptrs[k] = od.ptrs[k] + i0 * p.strides[k] + j0 * p.strides[nops + k];
     const std::int64_t len = std::min(tile, p.sizes[0] - i0);
     const std::int64_t rows = std::min(tile_rows, p.sizes[1] - j0);
     for (std::int64_t j = 0; j < rows; ++j) {
-      fn(ctx, ptrs, p.strides.data(), len);
+      fn(ctx, ptrs, p.strides.data(), len, st);
       for (std::size_t k = 0; k < nops; ++k) ptrs[k] += p.strides[nops + k];
     }
   }
+}
+
+// How many threads a loop of numel elements uses: one below two grains.
+std::int64_t threads_for(std::int64_t numel) {
+  return numel < 2 * grain ? 1 : std::min<std::int64_t>(thread_count(), numel / grain);
+}
+
+// Runs body(c) for c in [0, n) on `threads` threads (inline for one).
+template <class Body>
+void parallel_for(std::int64_t n, std::int64_t threads, Body body) {
+  if (threads <= 1 || n <= 1) {
+    for (std::int64_t c = 0; c < n; ++c) body(c);
+    return;
+  }
+  parallel_run(n, static_cast<int>(std::min(threads, n)),
+               [](void* ctx, std::int64_t c) { (*static_cast<Body*>(ctx))(c); }, &body);
 }
 }  // namespace
 
 void execute(const loop_plan& p, row_fn fn, const void* ctx) {
   if (p.numel == 0) return;
-  if (static_cast<std::size_t>(p.nops) > max_ops || p.sizes.size() > 64)
-    throw error("strata: an expression with more than 63 tensor leaves or 64 dims is not supported");
-  // Below two grains there is nothing to split: run inline, without asking OpenMP anything.
-  const std::int64_t chunks = p.numel < 2 * grain ? 1 : std::min<std::int64_t>(get_num_threads(), p.numel / grain);
+  check_limits(p);
+  loop_status status;
+  const std::int64_t chunks = threads_for(p.numel);
   std::int64_t units = p.numel;  // elements, or tiles for a tiled plan
   if (p.tiled) {
     units = (p.sizes[0] + tile - 1) / tile * ((p.sizes[1] + tile_rows - 1) / tile_rows);
     for (std::size_t d = 2; d < p.sizes.size(); ++d) units *= p.sizes[d];
   }
   auto run = [&](std::int64_t u0, std::int64_t u1) {
-    if (p.tiled) run_tiles(p, u0, u1, fn, ctx);
-    else run_elements(p, u0, u1, fn, ctx);
+    if (p.tiled) run_tiles(p, u0, u1, fn, ctx, &status);
+    else run_elements(p, u0, u1, fn, ctx, &status);
   };
   if (chunks <= 1 || units < chunks) {
     run(0, units);
-    return;
+  } else {
+    parallel_for(chunks, chunks, [&](std::int64_t c) { run(units * c / chunks, units * (c + 1) / chunks); });
   }
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static, 1)
-  for (std::int64_t c = 0; c < chunks; ++c) run(units * c / chunks, units * (c + 1) / chunks);
+  status.raise();
+}
+
+// ---- reductions ----
+namespace {
+/// Raw, 64-byte aligned bytes for accumulators (constructed by the kernel's init).
+class scratch {
+ public:
+  explicit scratch(std::size_t nbytes)
+      : p_(static_cast<std::byte*>(::operator new(std::max<std::size_t>(nbytes, 64), std::align_val_t{64}))) {}
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+  ~scratch() { ::operator delete(p_, std::align_val_t{64}); }
+  std::byte* get() const noexcept { return p_; }
+
+ private:
+  std::byte* p_;
+};
+
+class reduction {
+ public:
+  reduction(const loop_plan& p, const reduce_kernel& k, loop_status* st)
+      : p_(p), k_(k), st_(st), nops_(static_cast<std::size_t>(p.nops)), w_(k.acc_size) {
+    for (std::size_t d = 0; d < p.sizes.size(); ++d)
+      (p.strides[d * nops_] == 0 && p.sizes[d] != 1 ? red_ : kept_).push_back(static_cast<std::int64_t>(d));
+  }
+
+  void run() {
+    if (!red_.empty() && red_[0] == 0) inner();
+    else outer();
+  }
+
+ private:
+  std::byte* at(std::byte* base, std::int64_t i) const { return base + i * w_; }
+
+  // Combines parts[g0..g1) (each len accumulators, `stride` bytes apart) by halving, into
+  // parts[g0]: the one tree shape of every sum, so the same leaves always give the same bits.
+  void combine_tree(std::byte* parts, std::int64_t g0, std::int64_t g1, std::int64_t len, std::int64_t stride) const {
+    if (g1 - g0 == 1) return;
+    const std::int64_t gm = g0 + (g1 - g0) / 2;
+    combine_tree(parts, g0, gm, len, stride);
+    combine_tree(parts, gm, g1, len, stride);
+    k_.combine(parts + g0 * stride, parts + gm * stride, len);
+  }
+
+  // The top of a tree over nblocks leaves, split into parallel_split groups whose bounds
+  // follow the halving of a pairwise tree (the same for any thread count), so combining the
+  // groups pairwise in order reproduces one tree shape whatever runs where.
+  static std::int64_t split_bounds(std::int64_t nblocks, std::int64_t* bounds) {
+    const std::int64_t groups = std::min<std::int64_t>(parallel_split, nblocks);
+    auto split = [&](auto&& self, std::int64_t lo, std::int64_t hi, std::int64_t g0, std::int64_t g1) -> void {
+      if (g1 - g0 == 1) { bounds[g0] = lo; return; }
+      const std::int64_t gm = g0 + (g1 - g0) / 2;
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      self(self, lo, mid, g0, gm);
+      self(self, mid, hi, gm, g1);
+    };
+    split(split, 0, nblocks, 0, groups);
+    bounds[groups] = nblocks;
+    return groups;
+  }
+
+  // ---- inner reductions (plan dim 0 is reduced): one value per output ----
+  std::int64_t rows_per_block() const { return std::max<std::int64_t>(1, reduce_block / p_.sizes[0]); }
+  std::int64_t inner_blocks(std::int64_t rows) const {
+    const std::int64_t n0 = p_.sizes[0];
+    if (n0 >= reduce_block) return rows * ((n0 + reduce_block - 1) / reduce_block);
+    return (rows + rows_per_block() - 1) / rows_per_block();
+  }
+  // Block b of the output at base into acc (initialised here).
+  void inner_block(char* const* base, std::int64_t b, std::byte* acc) const {
+    const std::int64_t n0 = p_.sizes[0];
+    k_.init(acc, 1);
+    odometer rows(p_, red_.data() + 1, red_.size() - 1);
+    if (n0 >= reduce_block) {  // a block is a piece of one row
+      const std::int64_t per_row = (n0 + reduce_block - 1) / reduce_block;
+      rows.seek(base, b / per_row);
+      const std::int64_t start = b % per_row * reduce_block;
+      for (std::size_t k = 1; k < nops_; ++k) rows.ptrs[k] += start * p_.strides[k];
+      k_.inner(k_.ctx, rows.ptrs, p_.strides.data(), std::min(reduce_block, n0 - start), acc, st_);
+    } else {  // a block is several whole rows
+      const std::int64_t r0 = b * rows_per_block(), r1 = std::min(rows.count(), r0 + rows_per_block());
+      rows.seek(base, r0);
+      for (std::int64_t r = r0; r < r1; ++r, rows.next()) k_.inner(k_.ctx, rows.ptrs, p_.strides.data(), n0, acc, st_);
+    }
+  }
+  // Pairwise over blocks [b0, b1) into acc; tmp holds one accumulator per tree level.
+  void inner_tree(char* const* base, std::int64_t b0, std::int64_t b1, std::byte* acc, std::byte* tmp) const {
+    if (b1 - b0 == 1) return inner_block(base, b0, acc);
+    const std::int64_t mid = b0 + (b1 - b0) / 2;
+    inner_tree(base, b0, mid, acc, tmp + w_);
+    inner_tree(base, mid, b1, tmp, tmp + w_);
+    k_.combine(acc, tmp, 1);
+  }
+  // One output at base: its blocks' tree, the top split into groups (run in parallel when asked).
+  void inner_output(char* const* base, std::int64_t nblocks, std::int64_t threads) const {
+    std::int64_t bounds[parallel_split + 1];
+    const std::int64_t groups = split_bounds(nblocks, bounds);
+    alignas(64) std::byte parts[parallel_split * 64];
+    parallel_for(groups, threads, [&](std::int64_t g) {
+      alignas(64) std::byte tmp[66 * 64];  // one accumulator per tree level
+      inner_tree(base, bounds[g], bounds[g + 1], at(parts, g), tmp);
+    });
+    combine_tree(parts, 0, groups, 1, w_);
+    k_.store(base[0], 0, parts, 1);
+  }
+
+  void inner() {
+    const std::int64_t threads = threads_for(p_.numel);
+    odometer outputs(p_, kept_.data(), kept_.size());
+    const std::int64_t noutputs = outputs.count();
+    odometer red_rows(p_, red_.data() + 1, red_.size() - 1);
+    const std::int64_t nblocks = inner_blocks(red_rows.count());
+    if (red_.size() == 1 && nblocks == 1) {
+      // One row per output (x.amax(-1)): runs of outputs along the innermost kept dim go to
+      // the kernel in one call. The same bits as the tree's single leaf.
+      const std::int64_t run = kept_.empty() ? 1 : p_.sizes[static_cast<std::size_t>(kept_[0])];
+      const std::int64_t* step = kept_.empty() ? p_.strides.data() : &p_.strides[static_cast<std::size_t>(kept_[0]) * nops_];
+      const std::int64_t pieces = std::min<std::int64_t>(threads, noutputs);
+      parallel_for(pieces, threads, [&](std::int64_t c) {
+        const std::int64_t o0 = noutputs * c / pieces, o1 = noutputs * (c + 1) / pieces;
+        odometer od(p_, kept_.empty() ? nullptr : kept_.data() + 1, kept_.empty() ? 0 : kept_.size() - 1);
+        for (std::int64_t o = o0; o < o1;) {
+          const std::int64_t r = o / run, col = o % run, len = std::min(run - col, o1 - o);
+          od.seek(p_.base.data(), r);
+          char* ptrs[max_operands];
+          for (std::size_t k = 0; k < nops_; ++k) ptrs[k] = od.ptrs[k] + col * step[k];
+          k_.rows(k_.ctx, ptrs, p_.strides.data(), p_.sizes[0], len, step, st_);
+          o += len;
+        }
+      });
+      return;
+    }
+    // When some reduced dims lie outside kept ones in memory (g[b, j, :] summed over b and
+    // the last dim), visiting outputs one by one jumps across memory. Then compute every
+    // (block, output) partial in memory order first and run each output's tree over them:
+    // the same partials and the same trees, so the same bits.
+    const bool outside = !kept_.empty() && red_.size() > 1 && red_.back() > kept_.back();
+    if (outside && nblocks > 1 && noutputs * nblocks <= (std::int64_t{1} << 22)) {
+      scratch partial(static_cast<std::size_t>(noutputs * nblocks * w_));
+      parallel_for(nblocks, threads, [&](std::int64_t b) {
+        odometer od(p_, kept_.data(), kept_.size());
+        od.seek(p_.base.data(), 0);
+        for (std::int64_t o = 0; o < noutputs; ++o, od.next()) inner_block(od.ptrs, b, at(partial.get(), b * noutputs + o));
+      });
+      parallel_for(noutputs, threads, [&](std::int64_t o) {
+        odometer od(p_, kept_.data(), kept_.size());
+        od.seek(p_.base.data(), o);
+        partial_tree(partial.get(), o, noutputs, nblocks, od.ptrs[0]);
+      });
+      return;
+    }
+    if (threads > 1 && noutputs >= threads) {
+      parallel_for(threads, threads, [&](std::int64_t c) {
+        odometer od(p_, kept_.data(), kept_.size());
+        const std::int64_t o0 = noutputs * c / threads, o1 = noutputs * (c + 1) / threads;
+        od.seek(p_.base.data(), o0);
+        for (std::int64_t o = o0; o < o1; ++o, od.next()) inner_output(od.ptrs, nblocks, 1);
+      });
+    } else {
+      outputs.seek(p_.base.data(), 0);
+      for (std::int64_t o = 0; o < noutputs; ++o, outputs.next()) inner_output(outputs.ptrs, nblocks, threads);
+    }
+  }
+  // Output o's tree over precomputed block partials: the same shape as inner_output's.
+  void partial_tree(std::byte* partial, std::int64_t o, std::int64_t noutputs, std::int64_t nblocks,
+                    char* out) const {
+    std::int64_t bounds[parallel_split + 1];
+    const std::int64_t groups = split_bounds(nblocks, bounds);
+    alignas(64) std::byte parts[parallel_split * 64], tmp[66 * 64];
+    for (std::int64_t g = 0; g < groups; ++g) leaf_tree(partial, o, noutputs, bounds[g], bounds[g + 1], at(parts, g), tmp);
+    combine_tree(parts, 0, groups, 1, w_);
+    k_.store(out, 0, parts, 1);
+  }
+  void leaf_tree(std::byte* partial, std::int64_t o, std::int64_t noutputs, std::int64_t b0, std::int64_t b1,
+                 std::byte* acc, std::byte* tmp) const {
+    if (b1 - b0 == 1) {  // a copy of the partial
+      k_.init(acc, 1);
+      k_.store(reinterpret_cast<char*>(acc), 0, at(partial, b0 * noutputs + o), 1);
+      return;
+    }
+    const std::int64_t mid = b0 + (b1 - b0) / 2;
+    leaf_tree(partial, o, noutputs, b0, mid, acc, tmp + w_);
+    leaf_tree(partial, o, noutputs, mid, b1, tmp, tmp + w_);
+    k_.combine(acc, tmp, 1);
+  }
+
+  // ---- outer reductions (plan dim 0 is kept): a segment of outputs at a time ----
+  // Distance between tree-level buffers: a segment plus one cache line, so that buffers
+  // used together never sit a multiple of 4 KiB apart (4K aliasing stalls loads on stores).
+  std::int64_t level_bytes() const { return outer_segment * w_ + 64 + w_; }
+
+  void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
+    k_.init(acc, len);
+    odometer rows(p_, red_.data(), red_.size());
+    const std::int64_t r0 = b * reduce_rows, r1 = std::min(rows.count(), r0 + reduce_rows);
+    rows.seek(base, r0);
+    for (std::int64_t r = r0; r < r1; ++r, rows.next()) k_.outer(k_.ctx, rows.ptrs, p_.strides.data(), len, acc, st_);
+  }
+  void outer_tree(char* const* base, std::int64_t b0, std::int64_t b1, std::byte* res, std::int64_t len,
+                  std::byte* levels) const {
+    if (b1 - b0 == 1) return outer_block(base, b0, res, len);
+    const std::int64_t mid = b0 + (b1 - b0) / 2;
+    outer_tree(base, b0, mid, res, len, levels + level_bytes());
+    outer_tree(base, mid, b1, levels, len, levels + level_bytes());
+    k_.combine(res, levels, len);
+  }
+
+  void outer() {
+    const std::int64_t threads = threads_for(p_.numel);
+    const std::int64_t n0 = p_.sizes[0];
+    const std::int64_t segs = (n0 + outer_segment - 1) / outer_segment;
+    odometer kept_outer(p_, kept_.data() + 1, kept_.size() - 1);
+    const std::int64_t tasks = kept_outer.count() * segs;
+    odometer rows(p_, red_.data(), red_.size());
+    const std::int64_t nblocks = std::max<std::int64_t>(1, (rows.count() + reduce_rows - 1) / reduce_rows);
+    const bool empty = rows.count() == 0;
+    // One segment per tree level per group.
+    const std::int64_t per_group = level_bytes() * (2 + std::bit_width(static_cast<std::uint64_t>(nblocks + 1)));
+    auto one_task = [&](std::int64_t t, std::byte* parts, std::int64_t tree_threads) {
+      odometer od(p_, kept_.data() + 1, kept_.size() - 1);
+      od.seek(p_.base.data(), t / segs);
+      const std::int64_t start = t % segs * outer_segment;
+      const std::int64_t len = std::min(outer_segment, n0 - start);
+      char* ptrs[max_operands];
+      for (std::size_t k = 0; k < nops_; ++k) ptrs[k] = od.ptrs[k] + start * p_.strides[k];
+      std::int64_t bounds[parallel_split + 1];
+      const std::int64_t groups = split_bounds(nblocks, bounds);
+      parallel_for(groups, tree_threads, [&](std::int64_t g) {
+        std::byte* res = parts + g * per_group;
+        if (empty) k_.init(res, len);
+        else outer_tree(ptrs, bounds[g], bounds[g + 1], res, len, res + level_bytes());
+      });
+      combine_tree(parts, 0, groups, len, per_group);
+      k_.store(ptrs[0], p_.strides[0], parts, len);
+    };
+    const auto bytes = static_cast<std::size_t>(parallel_split * per_group);
+    if (threads > 1 && tasks >= threads) {
+      parallel_for(threads, threads, [&](std::int64_t c) {
+        scratch parts(bytes);
+        for (std::int64_t t = tasks * c / threads; t < tasks * (c + 1) / threads; ++t) one_task(t, parts.get(), 1);
+      });
+    } else {
+      scratch parts(bytes);
+      for (std::int64_t t = 0; t < tasks; ++t) one_task(t, parts.get(), threads);
+    }
+  }
+
+  const loop_plan& p_;
+  const reduce_kernel& k_;
+  loop_status* st_;
+  std::size_t nops_;
+  std::int64_t w_;
+  dim_vector kept_, red_;  // plan dims, inner first
+};
+}  // namespace
+
+void reduce_execute(const loop_plan& p, const reduce_kernel& k) {
+  check_limits(p);
+  if (k.acc_size > 64) throw error("strata: reduction accumulators larger than 64 bytes are not supported");
+  loop_status status;
+  reduction(p, k, &status).run();
+  status.raise();
 }
 }  // namespace strata::detail

@@ -5,6 +5,7 @@ module;
 #include <cstdint>
 #include <numeric>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 module strata.loop;
@@ -45,6 +46,26 @@ dim_vector fresh_strides(int_list sizes, std::span<const loop_operand> inputs) {
     running *= sizes[static_cast<std::size_t>(d)];
   }
   return strides;
+}
+
+dim_vector broadcast_strides(int_list sizes, int_list strides, int_list target) {
+  dim_vector out(target.size(), 0);
+  const std::size_t lead = target.size() - sizes.size();
+  for (std::size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] == target[lead + d]) out[lead + d] = strides[d];
+  return out;
+}
+
+loop_plan flat_plan(std::int64_t numel, std::span<const loop_operand> ops) {
+  loop_plan p;
+  p.nops = static_cast<std::int64_t>(ops.size());
+  p.numel = numel;
+  p.sizes.push_back(numel);
+  for (const loop_operand& op : ops) {
+    p.strides.push_back(op.itemsize);
+    p.base.push_back(op.data);
+  }
+  return p;
 }
 
 loop_plan make_plan(int_list sizes, std::span<const loop_operand> ops) {
@@ -136,6 +157,17 @@ bool has_internal_overlap(int_list sizes, int_list strides) {
     }
     if (d == dims.size()) return false;
   }
+}
+
+std::string overlap_message() {
+  return "unsupported operation: more than one element of the written-to tensor refers to a single "
+         "memory location. Please clone() the tensor before performing the operation.";
+}
+
+void check_writable(const layout& l) {
+  // A contiguous tensor never overlaps itself: skip the analysis in the common case.
+  if (!is_contiguous(l.sizes, l.strides) && has_internal_overlap(l.sizes, l.strides))
+    throw overlap_error(overlap_message());
 }
 
 overlap memory_overlap(const layout& a, std::int64_t wa, const layout& b, std::int64_t wb) {

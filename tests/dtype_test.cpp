@@ -165,8 +165,13 @@ TEST_CASE("bfloat16 rounds to nearest even", "[dtype][bfloat16]") {
   }
 }
 
+// One element converted as a tensor conversion (copy_) does it.
+template <class To, class From>
+To convert(From v) {
+  return Tensor<To>(from_vector<From>({v})).item();
+}
+
 TEST_CASE("element conversion follows PyTorch's casts", "[dtype][convert]") {
-  using detail::convert;
   CHECK(convert<std::int32_t>(2.9) == 2);
   CHECK(convert<std::int32_t>(-2.9f) == -2);
   CHECK(convert<std::int32_t>(3e9) == INT32_MIN);  // as x86 cvttsd2si, and PyTorch on it

@@ -46,7 +46,7 @@ T random_value(rng_t& g) {
   else if constexpr (std::is_same_v<T, std::uint8_t>) return static_cast<T>(rnd(g, 0, 255));
   else if constexpr (std::is_same_v<T, std::int8_t>) return static_cast<T>(rnd(g, -128, 127));
   else if constexpr (std::is_integral_v<T>) return static_cast<T>(rnd(g, -30, 30));
-  else if constexpr (strata::detail::is_complex_v<T>) {
+  else if constexpr (test::is_complex_v<T>) {
     using R = typename T::value_type;
     return T(static_cast<R>(rnd(g, -4, 4)) / 2, static_cast<R>(rnd(g, -4, 4)) / 2);  // exact, often equal
   } else {
@@ -128,8 +128,8 @@ bool close(const T& got, const reference::ref& want) {
   if constexpr (std::is_integral_v<T>) {
     return static_cast<I>(got) == want.to(strata::dtype_v<T>).i;
   } else {
-    const cd g = strata::detail::is_complex_v<T> ? cd(strata::detail::convert<std::complex<double>>(got))
-                                                 : cd(strata::detail::convert<double>(got), 0);
+    const cd g = test::is_complex_v<T> ? cd(test::to_cdouble(got))
+                                                 : cd(test::to_double(got), 0);
     const cd w = want.value();
     auto near = [](double a, double b) {
       if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
@@ -183,7 +183,7 @@ void check_form(const std::string& name, F form, int iterations, std::uint64_t s
       if (!close(got[static_cast<std::size_t>(e)], want)) {
         INFO(name << " iteration " << it << (fresh ? " (eval)" : " (assign into a view)") << " at element " << e
                   << " shape " << strata::to_string(strata::int_list(full)) << ": got "
-                  << strata::detail::convert<std::complex<double>>(got[static_cast<std::size_t>(e)]) << " want " << want.value());
+                  << test::to_cdouble(got[static_cast<std::size_t>(e)]) << " want " << want.value());
         FAIL();
       }
       for (std::size_t d = full.size(); d-- > 0;) {

@@ -36,7 +36,7 @@ std::map<std::string, std::function<std::pair<std::string, std::vector<double>>(
   auto t = [](std::initializer_list<double> v, auto tag) {
     using T = decltype(tag);
     std::vector<T> out;
-    for (double x : v) out.push_back(detail::convert<T>(x));
+    for (double x : v) out.push_back(test::from_double<T>(x));
     return from_vector<T>(out);
   };
   const double nan = std::nan("");

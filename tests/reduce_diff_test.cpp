@@ -44,7 +44,7 @@ void check_reduction(std::uint64_t seed, int iterations) {
     for (std::size_t e = 0; e < values.size(); ++e) {
       I o = 0;
       for (std::size_t d = 0; d < shape.size(); ++d) o = o * keep[d] + (reduced[d] ? 0 : idx[d]);
-      const double v = detail::convert<double>(values[e]);
+      const double v = test::to_double(values[e]);
       auto& a = acc[static_cast<std::size_t>(o)];
       if (K == kind::sum || K == kind::mean) a += v;
       if (K == kind::prod) a *= v;
@@ -60,7 +60,7 @@ void check_reduction(std::uint64_t seed, int iterations) {
     std::vector<double> got;
     auto collect = [&](auto&& r) {
       auto t = eval(r);
-      for (const auto& v : t.to_vector()) got.push_back(detail::convert<double>(v));
+      for (const auto& v : t.to_vector()) got.push_back(test::to_double(v));
       return std::vector<I>(t.sizes().begin(), t.sizes().end());
     };
     std::vector<I> got_shape;

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "tensor_values.hpp"
 import strata;
 
 namespace reference {
@@ -254,7 +255,7 @@ template <class T>
 ref load(const std::vector<T>& v, std::size_t k) {
   constexpr dtype d = strata::dtype_v<T>;
   if constexpr (std::is_integral_v<T>) return from_int(static_cast<std::int64_t>(v[k]), d);
-  else if constexpr (strata::detail::is_complex_v<T>) return from_complex(cd(v[k].real(), v[k].imag()), d);
-  else return from_real(strata::detail::convert<double>(v[k]), d);
+  else if constexpr (test::is_complex_v<T>) return from_complex(cd(v[k].real(), v[k].imag()), d);
+  else return from_real(test::to_double(v[k]), d);
 }
 }  // namespace reference

@@ -86,12 +86,12 @@ TEST_CASE("factories and accessors", "[tensor]") {
   CHECK(arange<double>(1.0, 2.0, 0.3).numel() == 4);
   CHECK_THROWS_AS(arange(0, 5, 0), error);
   CHECK_THROWS_AS(arange(5, 0, 1), error);
-  auto v = from_vector<float>({1, 2, 3, 4, 5, 6}, {{2, 3}});
+  auto v = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   CHECK(v.at({1, 2}) == 6.0f);
   CHECK(v.at({-1, 0}) == 4.0f);
   CHECK_THROWS_WITH(v.at({2, 0}), "index 2 is out of bounds for dimension 0 with size 2");
   CHECK_THROWS_AS(v.at({0}), index_error);
-  CHECK_THROWS_AS(from_vector<float>({1, 2, 3}, {{2, 2}}), shape_error);
+  CHECK_THROWS_AS(from_vector<float>({1, 2, 3}, {2, 2}), shape_error);
   CHECK(eye<int>(3).to_vector() == std::vector<int>{1, 0, 0, 0, 1, 0, 0, 0, 1});
   CHECK(eye<float>(2, 3).to_vector() == std::vector<float>{1, 0, 0, 0, 1, 0});
   CHECK(from_vector<float>({4.5f}).item() == 4.5f);

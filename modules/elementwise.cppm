@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: MIT
+// Lazy element-wise expressions: tiny nodes holding tensor handles (and scalars) by value,
+// with shape and dtype decided when built; assignment runs one fused loop.
+module;
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+export module strata.expr:elementwise;
+import strata.error;
+import strata.dtype;
+import strata.shape;
+import strata.storage;
+import strata.tensor;
+import strata.loop;
+
+namespace strata::detail {
+template <element O, class E>
+Tensor<O> eval_fresh(const E& e);
+template <element O, class E>
+void assign_into(const Tensor<O>& dst, const E& e);
+}  // namespace strata::detail
+
+export namespace strata {
+
+/// The members every lazy node shares: it reads like a tensor (sizes, dtype, item, printing)
+/// and is evaluated when assigned, printed or read.
+template <class D>
+struct expression_base {
+  static constexpr bool is_strata_expression = true;
+  /// The result's dtype.
+  static constexpr strata::dtype dtype() noexcept { return dtype_v<typename D::value_type>; }
+  /// Number of dims of the result.
+  std::int64_t dim() const { return static_cast<std::int64_t>(self().sizes().size()); }
+  /// Size of dim d of the result (negative d counts from the end).
+  std::int64_t size(std::int64_t d) const { return self().sizes()[static_cast<std::size_t>(wrap_dim(d, dim()))]; }
+  /// Number of elements of the result.
+  std::int64_t numel() const { return numel_of(self().sizes()); }
+  /// Evaluates into a fresh tensor (laid out in the inputs' memory order).
+  auto eval() const { return self().template to<typename D::value_type>(); }
+  /// Evaluates into a fresh tensor of element type U (PyTorch's .to(dtype)).
+  template <element U>
+  Tensor<U> to() const { return detail::eval_fresh<U>(self()); }
+  /// The single element of a one-element result.
+  auto item() const { return eval().item(); }
+  /// The result's elements in row-major order.
+  auto to_vector() const { return eval().to_vector(); }
+  /// Writes the result into dst (broadcast to dst's shape, converted like copy_): what
+  /// dst.assign(*this) does.
+  template <element O>
+  void eval_into(const Tensor<O>& dst) const { detail::assign_into(dst, self()); }
+
+ private:
+  const D& self() const { return static_cast<const D&>(*this); }
+};
+
+/// A leaf: a tensor handle, read through the loop's pointer for leaf I.
+template <element T>
+struct leaf_expr : expression_base<leaf_expr<T>> {
+  using value_type = T;
+  using leaf_types = detail::type_list<T>;
+  static constexpr std::size_t leaf_count = 1;
+  static constexpr bool is_plain_leaf = true;  ///< read in place by reductions
+  Tensor<T> t;  ///< the tensor (a handle sharing its storage)
+  /// The tensor's sizes.
+  int_list sizes() const noexcept { return t.sizes(); }
+  /// Element i of leaf I in a row.
+  template <std::size_t I, class P>
+  detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(std::get<I>(p.ptrs)[i]); }
+  /// Calls f.template operator()<I>(t).
+  template <std::size_t I, class F>
+  void for_each_leaf(F&& f) const { f.template operator()<I>(t); }
+};
+
+/// A C++ scalar already converted to the compute type of the operation it takes part in.
+template <class C>
+struct scalar_expr : expression_base<scalar_expr<C>> {
+  using value_type = C;
+  using leaf_types = detail::type_list<>;
+  static constexpr std::size_t leaf_count = 0;
+  C value;  ///< the value
+  /// No dims: a scalar broadcasts to anything.
+  int_list sizes() const noexcept { return {}; }
+  /// The value.
+  template <std::size_t I, class P>
+  C at(const P&, std::int64_t) const { return value; }
+  /// No leaves.
+  template <std::size_t I, class F>
+  void for_each_leaf(F&&) const {}
+};
+
+/// op(a) element-wise; Op::result_t<T> is the result type for an operand of type T.
+template <class Op, class A>
+struct unary_expr : expression_base<unary_expr<Op, A>> {
+  using value_type = typename Op::template result_t<typename A::value_type>;
+  using leaf_types = typename A::leaf_types;
+  static constexpr std::size_t leaf_count = A::leaf_count;
+  A a;  ///< the operand
+  /// The operand's sizes.
+  int_list sizes() const noexcept { return a.sizes(); }
+  /// Element i of the result.
+  template <std::size_t I, class P>
+  detail::compute_t<value_type> at(const P& p, std::int64_t i) const {
+    return Op::template apply<value_type>(a.template at<I>(p, i));
+  }
+  /// Visits the operand's leaves.
+  template <std::size_t I, class F>
+  void for_each_leaf(F&& f) const { a.template for_each_leaf<I>(f); }
+};
+
+/// op(a, b) element-wise after converting both to Common (the promoted operand type).
+template <class Op, class A, class B, class Common>
+struct binary_expr : expression_base<binary_expr<Op, A, B, Common>> {
+  using common_type = Common;
+  using value_type = typename Op::template result_t<Common>;
+  using leaf_types = typename detail::concat<typename A::leaf_types, typename B::leaf_types>::type;
+  static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
+  A a;  ///< left operand
+  B b;  ///< right operand
+  dim_vector shape;  ///< the broadcast shape
+  /// The broadcast shape.
+  int_list sizes() const noexcept { return shape; }
+  /// Element i of the result; operations that can fail (integer division by zero) report
+  /// through the row's status.
+  template <std::size_t I, class P>
+  detail::compute_t<value_type> at(const P& p, std::int64_t i) const {
+    using C = detail::compute_t<Common>;
+    const C x = detail::convert<C>(a.template at<I>(p, i));
+    const C y = detail::convert<C>(b.template at<I + A::leaf_count>(p, i));
+    if constexpr (requires { Op::reports_errors; }) return Op::template apply<value_type>(x, y, *p.status);
+    else return Op::template apply<value_type>(x, y);
+  }
+  /// Visits both operands' leaves.
+  template <std::size_t I, class F>
+  void for_each_leaf(F&& f) const {
+    a.template for_each_leaf<I>(f);
+    b.template for_each_leaf<I + A::leaf_count>(f);
+  }
+};
+
+/// where(cond, x, y) with x and y converted to Common.
+template <class Cond, class X, class Y, class Common>
+struct where_expr : expression_base<where_expr<Cond, X, Y, Common>> {
+  using value_type = Common;
+  using leaf_types = typename detail::concat_all<typename Cond::leaf_types, typename X::leaf_types,
+                                                 typename Y::leaf_types>::type;
+  static constexpr std::size_t leaf_count = Cond::leaf_count + X::leaf_count + Y::leaf_count;
+  Cond c;  ///< the condition
+  X x;     ///< taken where c is true
+  Y y;     ///< taken where c is false
+  dim_vector shape;  ///< the broadcast shape
+  /// The broadcast shape.
+  int_list sizes() const noexcept { return shape; }
+  /// Element i of the result.
+  template <std::size_t I, class P>
+  detail::compute_t<Common> at(const P& p, std::int64_t i) const {
+    using C = detail::compute_t<Common>;
+    // Both sides are computed (no branch) so that the loop stays vectorisable.
+    const C vx = detail::convert<C>(x.template at<I + Cond::leaf_count>(p, i));
+    const C vy = detail::convert<C>(y.template at<I + Cond::leaf_count + X::leaf_count>(p, i));
+    return c.template at<I>(p, i) ? vx : vy;
+  }
+  /// Visits the leaves of c, x and y.
+  template <std::size_t I, class F>
+  void for_each_leaf(F&& f) const {
+    c.template for_each_leaf<I>(f);
+    x.template for_each_leaf<I + Cond::leaf_count>(f);
+    y.template for_each_leaf<I + Cond::leaf_count + X::leaf_count>(f);
+  }
+};
+
+/// cast<T>(a): converts like copy_ (rounding to T when T is half or bfloat16).
+template <element T, class A>
+struct cast_expr : expression_base<cast_expr<T, A>> {
+  using value_type = T;
+  using leaf_types = typename A::leaf_types;
+  static constexpr std::size_t leaf_count = A::leaf_count;
+  A a;  ///< the operand
+  /// The operand's sizes.
+  int_list sizes() const noexcept { return a.sizes(); }
+  /// Element i, converted.
+  template <std::size_t I, class P>
+  detail::compute_t<T> at(const P& p, std::int64_t i) const {
+    using V = detail::compute_t<typename A::value_type>;
+    return static_cast<detail::compute_t<T>>(detail::convert<T>(static_cast<V>(a.template at<I>(p, i))));
+  }
+  /// Visits the operand's leaves.
+  template <std::size_t I, class F>
+  void for_each_leaf(F&& f) const { a.template for_each_leaf<I>(f); }
+};
+}  // namespace strata
+
+namespace strata::detail {
+// ---- what may appear in an expression ----
+template <class T> struct is_tensor : std::false_type {};
+template <class T> struct is_tensor<Tensor<T>> : std::true_type {};
+template <class X>
+concept node = requires { std::remove_cvref_t<X>::is_strata_expression; typename std::remove_cvref_t<X>::leaf_types; };
+template <class X>
+concept tensor_operand = is_tensor<std::remove_cvref_t<X>>::value;
+template <class X>
+concept scalar_operand = element<std::remove_cvref_t<X>> && !tensor_operand<X>;
+/// A lazy reduction (strata.reduce): as an operand it is evaluated first, once, into a small
+/// temporary that the element-wise loop then reads.
+template <class X>
+concept reduction_operand = requires { std::remove_cvref_t<X>::is_strata_reduction; };
+template <class X>
+concept operand = node<X> || tensor_operand<X> || scalar_operand<X> || reduction_operand<X>;
+/// At least one side is a tensor or an expression (two scalars are plain C++).
+template <class A, class B>
+concept operands = operand<A> && operand<B> && !(scalar_operand<A> && scalar_operand<B>);
+
+template <class X> struct node_of { using type = X; };
+template <class T> struct node_of<Tensor<T>> { using type = leaf_expr<T>; };
+template <class X>
+  requires requires { X::is_strata_reduction; }
+struct node_of<X> { using type = leaf_expr<typename X::value_type>; };
+/// The node an operand becomes (a tensor becomes a leaf).
+template <class X>
+using node_t = typename node_of<std::remove_cvref_t<X>>::type;
+
+/// An operand as a node: subexpressions that are temporaries are moved, not copied.
+template <class X>
+node_t<X> to_node(X&& x) {
+  if constexpr (tensor_operand<X>) return leaf_expr<typename std::remove_cvref_t<X>::value_type>{{}, std::forward<X>(x)};
+  else if constexpr (reduction_operand<X>) return leaf_expr<typename std::remove_cvref_t<X>::value_type>{{}, x.eval()};
+  else return std::forward<X>(x);
+}
+
+/// The promoted operand type of a binary operation, by PyTorch's rules (scalars wrapped).
+template <class A, class B>
+struct common {
+  using type = promote_t<typename node_t<A>::value_type, typename node_t<B>::value_type>;
+};
+template <class A, scalar_operand S>
+  requires(!scalar_operand<A>)
+struct common<A, S> { using type = promote_scalar_t<typename node_t<A>::value_type, S>; };
+template <scalar_operand S, class B>
+  requires(!scalar_operand<B>)
+struct common<S, B> { using type = promote_scalar_t<typename node_t<B>::value_type, S>; };
+/// Two scalars (only in where): each takes its category's default dtype, then they promote.
+template <scalar_operand S1, scalar_operand S2>
+struct common<S1, S2> {
+  using type = type_of_t<promote_types(promote_with_scalar(dtype::bool_, category_of(dtype_v<S1>)),
+                                       promote_with_scalar(dtype::bool_, category_of(dtype_v<S2>)))>;
+};
+template <class A, class B>
+using common_t = typename common<std::remove_cvref_t<A>, std::remove_cvref_t<B>>::type;
+
+/// An operand as a node of an operation computing in Common: scalars are converted once, here.
+template <class Common, class X>
+auto operand_node(X&& x) {
+  if constexpr (scalar_operand<X>) {
+    // As PyTorch: the scalar is first cast to the operation's dtype (int8 + 1000 wraps,
+    // half * 0.1 multiplies by 0.1 rounded to half), then computed with.
+    return scalar_expr<compute_t<Common>>{{}, static_cast<compute_t<Common>>(convert<Common>(x))};
+  } else {
+    return to_node(std::forward<X>(x));
+  }
+}
+
+/// The sizes of any operand (a scalar has none).
+template <class X>
+int_list sizes_of(const X& x) {
+  if constexpr (scalar_operand<X>) return {};
+  else return x.sizes();
+}
+
+// Children are built straight into the parent (one move per level, none for leaves).
+template <class Op, class A, class B>
+auto make_binary(A&& a, B&& b) {
+  using C = common_t<A, B>;
+  using NA = decltype(operand_node<C>(std::forward<A>(a)));
+  using NB = decltype(operand_node<C>(std::forward<B>(b)));
+  dim_vector shape = broadcast_shapes(sizes_of(a), sizes_of(b));
+  return binary_expr<Op, NA, NB, C>{{}, operand_node<C>(std::forward<A>(a)), operand_node<C>(std::forward<B>(b)),
+                                    std::move(shape)};
+}
+
+template <class Op, class A>
+auto make_unary(A&& a) {
+  return unary_expr<Op, node_t<A>>{{}, to_node(std::forward<A>(a))};
+}
+
+// ---- operations: result type and element kernel ----
+template <class T> inline constexpr bool is_bool_v = std::is_same_v<T, bool>;
+template <class T> inline constexpr bool is_int_v = std::is_integral_v<T> && !is_bool_v<T>;
+/// Unsigned arithmetic of at least 32 bits: wraps like PyTorch, without signed-overflow UB.
+template <class T>
+using wrap_t = std::conditional_t<(sizeof(T) < 4), std::uint32_t, std::make_unsigned_t<T>>;
+template <class T> T wrap_add(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b)); }
+template <class T> T wrap_sub(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b)); }
+template <class T> T wrap_mul(T a, T b) { return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b)); }
+
+/// Operations whose result has the operand type.
+struct same_type { template <class T> using result_t = T; };
+/// Operations giving bool (comparisons, logical operations).
+struct to_bool { template <class T> using result_t = bool; };
+/// Float-valued functions: integers and bool give the default float dtype.
+struct to_float { template <class T> using result_t = std::conditional_t<std::is_integral_v<T>, float, T>; };
+
+struct add_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    if constexpr (is_bool_v<C>) return a || b;
+    else if constexpr (is_int_v<C>) return wrap_add(a, b);
+    else return a + b;
+  }
+};
+struct sub_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    if constexpr (is_int_v<C>) return wrap_sub(a, b);
+    else return a - b;
+  }
+};
+struct mul_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    if constexpr (is_bool_v<C>) return a && b;
+    else if constexpr (is_int_v<C>) return wrap_mul(a, b);
+    else return a * b;
+  }
+};
+/// True division: integers divide as float32.
+struct div_op {
+  template <class T> using result_t = type_of_t<true_divide_type(dtype_v<T>)>;
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    using F = compute_t<R>;
+    return static_cast<F>(a) / static_cast<F>(b);
+  }
+};
+struct maximum_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    // NaN propagates: a NaN a stays (a < b is false), a NaN b is taken. A select the
+    // compiler vectorises, so amax runs as fast as sum.
+    if constexpr (std::is_floating_point_v<C>) return (a < b || b != b) ? b : a;
+    else return a < b ? b : a;
+  }
+};
+struct minimum_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    if constexpr (std::is_floating_point_v<C>) return (b < a || b != b) ? b : a;
+    else return b < a ? b : a;
+  }
+};
+/// C's fmod: the remainder has the sign of the dividend.
+struct fmod_op : same_type {
+  static constexpr bool reports_errors = true;
+  template <class R, class C> static compute_t<R> apply(C a, C b, loop_status& st) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) { st.zero_division(); return 0; }
+      if (b == C(-1)) return 0;  // avoids INT_MIN % -1
+      return static_cast<C>(a % b);
+    } else {
+      using std::fmod;
+      return fmod(a, b);
+    }
+  }
+};
+/// Python's %: the remainder has the sign of the divisor.
+struct remainder_op : same_type {
+  static constexpr bool reports_errors = true;
+  template <class R, class C> static compute_t<R> apply(C a, C b, loop_status& st) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) { st.zero_division(); return 0; }
+      if (b == C(-1)) return 0;
+      C r = static_cast<C>(a % b);
+      if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<C>(r + b);
+      return r;
+    } else {
+      using std::fmod;
+      C r = fmod(a, b);
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }
+  }
+};
+/// Python's //: division rounded toward negative infinity.
+struct floor_divide_op : same_type {
+  static constexpr bool reports_errors = true;
+  template <class R, class C> static compute_t<R> apply(C a, C b, loop_status& st) {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) { st.zero_division(); return 0; }
+      if (b == C(-1)) return wrap_sub(C(0), a);  // avoids INT_MIN / -1
+      C q = static_cast<C>(a / b);
+      if ((a % b != 0) && ((a < 0) != (b < 0))) q = static_cast<C>(q - 1);
+      return q;
+    } else {
+      using std::fmod;
+      using std::floor;
+      if (b == 0) return a / b;
+      const C mod = fmod(a, b);
+      C div = (a - mod) / b;
+      if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+      if (div == 0) return std::copysign(C(0), a / b);
+      const C fl = floor(div);
+      return div - fl > C(0.5) ? fl + 1 : fl;
+    }
+  }
+};
+struct pow_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    if constexpr (is_bool_v<C>) {
+      return a || !b;
+    } else if constexpr (is_int_v<C>) {
+      if (b < 0) return a == 1 ? C(1) : (a == C(-1) ? ((b & 1) ? C(-1) : C(1)) : C(0));
+      C result = 1;
+      C base = a;
+      for (auto e = static_cast<std::uint64_t>(b); e; e >>= 1) {
+        if (e & 1) result = wrap_mul(result, base);
+        base = wrap_mul(base, base);
+      }
+      return result;
+    } else {
+      using std::pow;
+      return pow(a, b);
+    }
+  }
+};
+struct bitwise_and_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) { return static_cast<C>(a & b); }
+};
+struct bitwise_or_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) { return static_cast<C>(a | b); }
+};
+struct bitwise_xor_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) { return static_cast<C>(a ^ b); }
+};
+struct logical_and_op : to_bool {
+  template <class R, class C> static bool apply(C a, C b) { return a != C(0) && b != C(0); }
+};
+struct logical_or_op : to_bool {
+  template <class R, class C> static bool apply(C a, C b) { return a != C(0) || b != C(0); }
+};
+struct eq_op : to_bool { template <class R, class C> static bool apply(C a, C b) { return a == b; } };
+struct ne_op : to_bool { template <class R, class C> static bool apply(C a, C b) { return a != b; } };
+struct lt_op : to_bool { template <class R, class C> static bool apply(C a, C b) { return a < b; } };
+struct le_op : to_bool { template <class R, class C> static bool apply(C a, C b) { return a <= b; } };
+struct gt_op : to_bool { template <class R, class C> static bool apply(C a, C b) { return a > b; } };
+struct ge_op : to_bool { template <class R, class C> static bool apply(C a, C b) { return a >= b; } };
+
+template <class T> struct complex_value { using type = T; };
+template <class T> struct complex_value<std::complex<T>> { using type = T; };
+
+// Unary operations: apply<R>(x) gets x in the operand's compute type.
+struct neg_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (is_int_v<X>) return wrap_sub(X(0), x);
+    else return -x;
+  }
+};
+/// |x|; complex gives its (real) magnitude.
+struct abs_op {
+  template <class T> using result_t = std::conditional_t<is_complex_v<T>, typename complex_value<T>::type, T>;
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (is_int_v<X>) return x < 0 ? wrap_sub(X(0), x) : x;
+    else { using std::abs; return abs(x); }
+  }
+};
+
+#define STRATA_FLOAT_UNARY(NAME, EXPR)                                          \
+  struct NAME##_op : to_float {                                                 \
+    template <class R, class X> static compute_t<R> apply(X x0) {               \
+      using F = compute_t<R>;                                                   \
+      const F x = static_cast<F>(x0);                                           \
+      using std::exp; using std::expm1; using std::log; using std::log1p;       \
+      using std::sqrt; using std::sin; using std::cos; using std::tan;          \
+      using std::tanh;                                                          \
+      return EXPR;                                                              \
+    }                                                                           \
+  };
+STRATA_FLOAT_UNARY(exp, exp(x))
+STRATA_FLOAT_UNARY(expm1, expm1(x))
+STRATA_FLOAT_UNARY(log, log(x))
+STRATA_FLOAT_UNARY(log1p, log1p(x))
+STRATA_FLOAT_UNARY(sqrt, sqrt(x))
+STRATA_FLOAT_UNARY(rsqrt, F(1) / sqrt(x))
+STRATA_FLOAT_UNARY(sin, sin(x))
+STRATA_FLOAT_UNARY(cos, cos(x))
+STRATA_FLOAT_UNARY(tan, tan(x))
+STRATA_FLOAT_UNARY(tanh, tanh(x))
+STRATA_FLOAT_UNARY(sigmoid, F(1) / (F(1) + exp(-x)))
+#undef STRATA_FLOAT_UNARY
+
+struct relu_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) { return x > X(0) ? x : (x != x ? x : X(0)); }
+};
+struct floor_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (std::is_integral_v<X>) return x;
+    else { using std::floor; return floor(x); }
+  }
+};
+struct ceil_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (std::is_integral_v<X>) return x;
+    else { using std::ceil; return ceil(x); }
+  }
+};
+/// Rounds half to even, as torch.round.
+struct round_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (std::is_integral_v<X>) return x;
+    else if constexpr (std::is_floating_point_v<X>) return std::nearbyint(x);
+    else {  // float128: round half to even by hand
+      using std::floor;
+      const X f = floor(x);
+      const X diff = x - f;
+      if (diff > X(0.5)) return f + 1;
+      if (diff < X(0.5)) return f;
+      using std::fmod;
+      return fmod(f, X(2)) == 0 ? f : f + 1;
+    }
+  }
+};
+struct sign_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (is_bool_v<X>) return x;
+    else return static_cast<X>((X(0) < x) - (x < X(0)));
+  }
+};
+struct logical_not_op : to_bool {
+  template <class R, class X> static bool apply(X x) { return x == X(0); }
+};
+struct bitwise_not_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (is_bool_v<X>) return !x;
+    else return static_cast<X>(~x);
+  }
+};
+
+// ---- the assignment funnel ----
+/// The leaves of e as loop operands broadcast to sizes (operand 0, the output, is set later).
+template <class E>
+struct leaf_operands {
+  std::array<loop_operand, E::leaf_count + 1> ops;
+  std::array<const storage*, E::leaf_count + 1> stores;
+  std::array<layout, E::leaf_count + 1> layouts;  // each leaf's view, broadcast to sizes
+  bool all_contiguous = true;                     // every leaf contiguous with exactly sizes
+
+  leaf_operands(const E& e, int_list sizes) {
+    e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) {
+      layout& l = layouts[I + 1];
+      l.sizes = sizes.vec();
+      l.offset = t.storage_offset();
+      if (t.sizes() == sizes) {
+        l.strides = t.strides().vec();
+        all_contiguous = all_contiguous && t.is_contiguous();
+      } else {
+        l.strides = broadcast_strides(t.sizes(), t.strides(), sizes);
+        all_contiguous = false;
+      }
+      ops[I + 1] = loop_operand{reinterpret_cast<char*>(t.data_ptr()), l.strides, sizeof(T)};
+      stores[I + 1] = &t.storage();
+    });
+  }
+  leaf_operands(const leaf_operands&) = delete;  // ops point into this object
+  std::span<const loop_operand> inputs() const { return std::span<const loop_operand>(ops).subspan(1); }
+};
+
+/// Runs out = e (shapes already checked, no harmful overlap) as one planned loop. When the
+/// output and every leaf are contiguous with the output's sizes, the plan is one flat dim
+/// and the planner is skipped (the common case, and what keeps small tensors cheap).
+template <element O, class E>
+void run_assign(const Tensor<O>& out, const E& e, leaf_operands<E>& ls, bool out_contiguous) {
+  ls.ops[0] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), out.strides(), sizeof(O)};
+  const loop_plan plan = out_contiguous && ls.all_contiguous ? flat_plan(out.numel(), ls.ops)
+                                                             : make_plan(out.sizes(), ls.ops);
+  const kernel<O, E> k{&e};
+  execute(plan, &kernel<O, E>::row, &k);
+}
+
+/// A fresh tensor holding e, laid out in its inputs' memory order.
+template <element O, class E>
+Tensor<O> eval_fresh(const E& e) {
+  leaf_operands<E> ls(e, e.sizes());
+  const dim_vector strides = fresh_strides(e.sizes(), ls.inputs());
+  Tensor<O> out(storage::allocate<O>(numel_of(e.sizes()), init::uninitialized), e.sizes(), strides, 0);
+  run_assign(out, e, ls, out.is_contiguous());
+  return out;
+}
+
+/// The view of a tensor, as the overlap analysis reads it.
+template <element T>
+layout layout_of(const Tensor<T>& t) {
+  return layout{t.sizes().vec(), t.strides().vec(), t.storage_offset()};
+}
+
+/// dst = e: e broadcasts to dst's shape; overlapping memory never gives a wrong answer.
+template <element O, class E>
+void assign_into(const Tensor<O>& dst, const E& e) {
+  if (!(e.sizes() == dst.sizes())) {
+    const dim_vector b = broadcast_shapes(dst.sizes(), e.sizes());
+    if (!(int_list(b) == dst.sizes()))
+      throw shape_error("output with shape " + to_string(dst.sizes()) +
+                        " doesn't match the broadcast shape " + to_string(b));
+  }
+  const layout out = layout_of(dst);
+  check_writable(out);
+  leaf_operands<E> ls(e, dst.sizes());
+  bool via_temporary = false;
+  for (std::size_t k = 1; k <= E::leaf_count; ++k) {
+    if (!ls.stores[k]->is_alias_of(dst.storage())) continue;
+    const overlap o = memory_overlap(out, sizeof(O), ls.layouts[k], ls.ops[k].itemsize);
+    // An exact alias reads each element just before overwriting it: safe.
+    if (o == overlap::partial || (o == overlap::same && ls.ops[k].itemsize != static_cast<std::int64_t>(sizeof(O))))
+      via_temporary = true;
+  }
+  if (via_temporary) {
+    dst.copy_(eval_fresh<typename E::value_type>(e));
+    return;
+  }
+  run_assign(dst, e, ls, dst.is_contiguous());
+}
+
+template <class A, class B>
+constexpr void require_ordered() {
+  static_assert(!is_complex_v<common_t<A, B>>, "Ordering comparisons (<, <=, >, >=) are not defined for complex values.");
+}
+template <class A, class B>
+constexpr void require_bitwise() {
+  static_assert(std::is_integral_v<common_t<A, B>>, "Bitwise operators need integer or bool operands, as in PyTorch.");
+}
+}  // namespace strata::detail
+
+export namespace strata {
+/// A lazy element-wise expression or reduction (what `a + b`, `exp(x)` or `sum(x)` return).
+template <class E>
+concept expression = detail::lazy_expression<std::remove_cvref_t<E>>;
+
+/// Evaluates an expression into a fresh tensor (laid out in its inputs' memory order).
+template <expression E>
+auto eval(const E& e) { return e.eval(); }
+/// A tensor is already evaluated: the same handle (for generic code).
+template <element T>
+Tensor<T> eval(const Tensor<T>& t) { return t; }
+
+// Arithmetic. `/` is true division (integers divide as float32).
+/// a + b, broadcasting, with PyTorch's promotion.
+template <class A, class B> requires detail::operands<A, B>
+auto operator+(A&& a, B&& b) { return detail::make_binary<detail::add_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a - b (not for two bool operands, as in PyTorch).
+template <class A, class B> requires detail::operands<A, B>
+auto operator-(A&& a, B&& b) {
+  static_assert(!std::is_same_v<detail::common_t<A, B>, bool>,
+                "Subtraction, the `-` operator, with two bool tensors is not supported; use the ^ operator instead.");
+  return detail::make_binary<detail::sub_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// a * b.
+template <class A, class B> requires detail::operands<A, B>
+auto operator*(A&& a, B&& b) { return detail::make_binary<detail::mul_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// True division a / b: integer operands give float32.
+template <class A, class B> requires detail::operands<A, B>
+auto operator/(A&& a, B&& b) { return detail::make_binary<detail::div_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// -a.
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto operator-(A&& a) {
+  static_assert(!std::is_same_v<typename detail::node_t<A>::value_type, bool>,
+                "Negation, the `-` operator, on a bool tensor is not supported; use logical_not instead.");
+  return detail::make_unary<detail::neg_op>(std::forward<A>(a));
+}
+
+// Comparisons give bool.
+/// a == b element-wise (bool).
+template <class A, class B> requires detail::operands<A, B>
+auto operator==(A&& a, B&& b) { return detail::make_binary<detail::eq_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a != b element-wise (bool).
+template <class A, class B> requires detail::operands<A, B>
+auto operator!=(A&& a, B&& b) { return detail::make_binary<detail::ne_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a < b element-wise (bool).
+template <class A, class B> requires detail::operands<A, B>
+auto operator<(A&& a, B&& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::lt_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a <= b element-wise (bool).
+template <class A, class B> requires detail::operands<A, B>
+auto operator<=(A&& a, B&& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::le_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a > b element-wise (bool).
+template <class A, class B> requires detail::operands<A, B>
+auto operator>(A&& a, B&& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::gt_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a >= b element-wise (bool).
+template <class A, class B> requires detail::operands<A, B>
+auto operator>=(A&& a, B&& b) { detail::require_ordered<A, B>(); return detail::make_binary<detail::ge_op>(std::forward<A>(a), std::forward<B>(b)); }
+
+// Bitwise (integers and bool) and logical operations.
+/// a & b.
+template <class A, class B> requires detail::operands<A, B>
+auto operator&(A&& a, B&& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_and_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a | b.
+template <class A, class B> requires detail::operands<A, B>
+auto operator|(A&& a, B&& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_or_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a ^ b.
+template <class A, class B> requires detail::operands<A, B>
+auto operator^(A&& a, B&& b) { detail::require_bitwise<A, B>(); return detail::make_binary<detail::bitwise_xor_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// ~a (logical not for bool).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto operator~(A&& a) {
+  static_assert(std::is_integral_v<typename detail::node_t<A>::value_type>, "Bitwise operators need integer or bool operands, as in PyTorch.");
+  return detail::make_unary<detail::bitwise_not_op>(std::forward<A>(a));
+}
+/// a && b element-wise, on truthiness (bool).
+template <class A, class B> requires detail::operands<A, B>
+auto logical_and(A&& a, B&& b) { return detail::make_binary<detail::logical_and_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// a || b element-wise, on truthiness (bool).
+template <class A, class B> requires detail::operands<A, B>
+auto logical_or(A&& a, B&& b) { return detail::make_binary<detail::logical_or_op>(std::forward<A>(a), std::forward<B>(b)); }
+/// !a element-wise (bool).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto logical_not(A&& a) { return detail::make_unary<detail::logical_not_op>(std::forward<A>(a)); }
+
+// Binary functions.
+/// Element-wise maximum (NaN propagates).
+template <class A, class B> requires detail::operands<A, B>
+auto maximum(A&& a, B&& b) {
+  static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "maximum is not defined for complex values.");
+  return detail::make_binary<detail::maximum_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// Element-wise minimum (NaN propagates).
+template <class A, class B> requires detail::operands<A, B>
+auto minimum(A&& a, B&& b) {
+  static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "minimum is not defined for complex values.");
+  return detail::make_binary<detail::minimum_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// C's fmod (sign of the dividend); integer division by zero throws.
+template <class A, class B> requires detail::operands<A, B>
+auto fmod(A&& a, B&& b) {
+  static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "fmod is not defined for complex values.");
+  return detail::make_binary<detail::fmod_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// Python's % (sign of the divisor); integer division by zero throws.
+template <class A, class B> requires detail::operands<A, B>
+auto remainder(A&& a, B&& b) {
+  static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "remainder is not defined for complex values.");
+  return detail::make_binary<detail::remainder_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// Python's // (rounds toward negative infinity); integer division by zero throws.
+template <class A, class B> requires detail::operands<A, B>
+auto floor_divide(A&& a, B&& b) {
+  static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "floor_divide is not defined for complex values.");
+  return detail::make_binary<detail::floor_divide_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// a raised to b (tensor or scalar exponent); integers to negative scalar powers throw.
+template <class A, class B> requires detail::operands<A, B>
+auto pow(A&& a, B&& b) {
+  using BD = std::remove_cvref_t<B>;
+  if constexpr (detail::scalar_operand<B> && std::is_integral_v<BD> && std::is_integral_v<detail::common_t<A, B>> &&
+                !std::is_same_v<BD, bool>) {
+    if (b < 0) throw error("Integers to negative integer powers are not allowed.");
+  }
+  return detail::make_binary<detail::pow_op>(std::forward<A>(a), std::forward<B>(b));
+}
+
+// Unary functions.
+#define STRATA_UNARY(NAME, OP, COMPLEX_OK)                                                        \
+  template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)                   \
+  auto NAME(A&& a) {                                                                         \
+    static_assert(COMPLEX_OK || !detail::is_complex_v<typename detail::node_t<A>::value_type>,    \
+                  #NAME " is not supported for complex values.");                                \
+    return detail::make_unary<detail::OP>(std::forward<A>(a));                                                     \
+  }
+/// e^x (integers and bool give float32, as every float function below).
+STRATA_UNARY(exp, exp_op, true)
+/// e^x - 1, accurate near 0.
+STRATA_UNARY(expm1, expm1_op, false)
+/// Natural logarithm.
+STRATA_UNARY(log, log_op, true)
+/// log(1 + x), accurate near 0.
+STRATA_UNARY(log1p, log1p_op, false)
+/// Square root.
+STRATA_UNARY(sqrt, sqrt_op, true)
+/// 1 / sqrt(x).
+STRATA_UNARY(rsqrt, rsqrt_op, false)
+/// Sine.
+STRATA_UNARY(sin, sin_op, true)
+/// Cosine.
+STRATA_UNARY(cos, cos_op, true)
+/// Tangent.
+STRATA_UNARY(tan, tan_op, true)
+/// Hyperbolic tangent.
+STRATA_UNARY(tanh, tanh_op, true)
+/// 1 / (1 + e^-x).
+STRATA_UNARY(sigmoid, sigmoid_op, false)
+/// Rounds down (integers unchanged).
+STRATA_UNARY(floor, floor_op, false)
+/// Rounds up (integers unchanged).
+STRATA_UNARY(ceil, ceil_op, false)
+/// Rounds half to even, as torch.round (integers unchanged).
+STRATA_UNARY(round, round_op, false)
+/// -1, 0 or 1 in the input's type.
+STRATA_UNARY(sign, sign_op, false)
+#undef STRATA_UNARY
+/// |x| (complex gives the real magnitude; integers wrap at the minimum like PyTorch).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto abs(A&& a) {
+  static_assert(!std::is_same_v<typename detail::node_t<A>::value_type, bool>, "abs is not supported for bool tensors.");
+  return detail::make_unary<detail::abs_op>(std::forward<A>(a));
+}
+/// -x.
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto neg(A&& a) { return -std::forward<A>(a); }
+/// max(x, 0) (NaN propagates).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto relu(A&& a) {
+  using V = typename detail::node_t<A>::value_type;
+  static_assert(!std::is_same_v<V, bool> && !detail::is_complex_v<V>, "relu needs a real, non-bool input.");
+  return detail::make_unary<detail::relu_op>(std::forward<A>(a));
+}
+/// Clamps x to [lo, hi] (scalar bounds; NaN propagates; lo > hi gives hi, as PyTorch).
+template <class A, class L, class H>
+  requires(detail::operand<A> && !detail::scalar_operand<A> && detail::scalar_operand<L> && detail::scalar_operand<H>)
+auto clamp(A&& x, L lo, H hi) { return minimum(maximum(std::forward<A>(x), lo), hi); }
+
+/// cond ? x : y element-wise; cond must be bool; x and y promote like a binary operation.
+template <class C, class X, class Y>
+  requires(detail::operand<C> && !detail::scalar_operand<C> && detail::operand<X> && detail::operand<Y>)
+auto where(C&& cond, X&& x, Y&& y) {
+  static_assert(std::is_same_v<typename detail::node_t<C>::value_type, bool>, "where() needs a bool condition.");
+  using Common = detail::common_t<X, Y>;
+  auto nc = detail::to_node(std::forward<C>(cond));
+  auto nx = detail::operand_node<Common>(std::forward<X>(x));
+  auto ny = detail::operand_node<Common>(std::forward<Y>(y));
+  dim_vector shape = broadcast_shapes(nc.sizes(), nx.sizes(), ny.sizes());
+  return where_expr<decltype(nc), decltype(nx), decltype(ny), Common>{
+      {}, std::move(nc), std::move(nx), std::move(ny), std::move(shape)};
+}
+
+/// Converts an expression's elements to T (like copy_).
+template <element T, class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto cast(A&& a) {
+  auto na = detail::to_node(std::forward<A>(a));
+  return cast_expr<T, decltype(na)>{{}, std::move(na)};
+}
+
+/// PyTorch's can_cast: no cast to a lower category (complex to real, float to integer, to bool).
+constexpr bool can_cast(dtype from, dtype to) noexcept { return category_of(from) <= category_of(to); }
+
+// In-place operators follow PyTorch: the result must be castable to the destination.
+#define STRATA_COMPOUND(OP, SYM)                                                                        \
+  /** t SYM= e: t.assign(t SYM e), checked at compile time with can_cast. */                             \
+  template <element T, class E> requires detail::operand<E>                                             \
+  const Tensor<T>& operator OP(const Tensor<T>& t, const E& e) {                                         \
+    auto expr = t SYM e;                                                                                 \
+    static_assert(can_cast(dtype_v<typename decltype(expr)::value_type>, dtype_v<T>),                    \
+                  "The result type of this in-place operation cannot be cast to the destination's dtype "  \
+                  "(e.g. a float result into an integer tensor); use cast<T>() or an out-of-place op.");   \
+    return t.assign(expr);                                                                               \
+  }
+STRATA_COMPOUND(+=, +)
+STRATA_COMPOUND(-=, -)
+STRATA_COMPOUND(*=, *)
+STRATA_COMPOUND(/=, /)
+STRATA_COMPOUND(&=, &)
+STRATA_COMPOUND(|=, |)
+STRATA_COMPOUND(^=, ^)
+#undef STRATA_COMPOUND
+}  // namespace strata
