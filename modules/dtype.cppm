@@ -98,8 +98,11 @@ using float128 = boost::multiprecision::number<
 
 }  // namespace strata
 
+
 // float128's operators and math functions live in Boost's namespace: re-export them so that
-// `import strata;` alone lets users (and strata's templates) compute with float128.
+// `import strata;` alone lets users (and strata's kernels, instantiated in the user's
+// translation unit) compute with float128. Needed: clang 19 does not find declarations of a
+// global module fragment at instantiation, even from the module's primary interface.
 export namespace boost::multiprecision {
 using boost::multiprecision::operator+;
 using boost::multiprecision::operator-;
