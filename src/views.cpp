@@ -145,7 +145,10 @@ layout expand_layout(const layout& l, int_list sizes) {
   for (std::int64_t i = n - 1; i >= 0; --i) {
     const std::int64_t d = have - (n - i);  // the matching dim of l, if any
     std::int64_t size = d >= 0 ? l.sizes[d] : 1;
-    std::int64_t stride = d >= 0 ? l.strides[d] : (i + 1 < n ? out.sizes[i + 1] * out.strides[i + 1] : 1);
+    // PyTorch's inferExpandGeometry: a new leading dim kept at size 1 strides over the dims
+    // after it, except that every dim expanded from a 0-dim tensor gets stride 0, whatever
+    // its size (0-dim.expand({1}) has strides [0]).
+    std::int64_t stride = d >= 0 ? l.strides[d] : have == 0 ? 0 : out.sizes[i + 1] * out.strides[i + 1];
     std::int64_t target = sizes[i];
     if (target == -1) {
       if (d < 0)

@@ -29,6 +29,12 @@ Tensor<I> apply_op(const Tensor<I>& t, const std::string& op) {
   }
   std::string rest;
   std::getline(in, rest);
+  if (name == "as_strided") {  // "as_strided sizes : strides [: offset]"
+    const auto parts = golden::split(rest, ':');
+    if (parts.size() == 2) return t.as_strided(golden::parse_ints(parts[0]), golden::parse_ints(parts[1]));
+    return t.as_strided(golden::parse_ints(parts[0]), golden::parse_ints(parts[1]),
+                        golden::parse_ints(parts[2]).at(0));
+  }
   const ivec a = golden::parse_ints(rest);
   if (name == "view") return t.view(a);
   if (name == "reshape") return t.reshape(a);
@@ -46,6 +52,23 @@ Tensor<I> apply_op(const Tensor<I>& t, const std::string& op) {
   if (name == "unsqueeze") return t.unsqueeze(a[0]);
   if (name == "flatten") return t.flatten(a[0], a[1]);
   throw std::runtime_error("unknown op " + name);
+}
+
+// A golden view result: "sizes strides offset contiguous values..." (views.txt, views_size1.txt).
+struct view_result {
+  ivec sizes, strides;
+  I offset = 0;
+  bool contiguous = false;
+  ivec values;
+};
+
+view_result parse_view_result(const std::string& s) {
+  const auto close = s.find(']');
+  const auto rest = s.substr(close + 2);
+  const auto close2 = rest.find(']');
+  const auto tail = golden::parse_ints(rest.substr(close2 + 1));
+  return {golden::parse_shape(s.substr(0, close + 1)), golden::parse_shape(rest.substr(0, close2 + 1)),
+          tail.at(0), tail.at(1) == 1, ivec(tail.begin() + 2, tail.end())};
 }
 
 // Every element of t lies inside its storage.
@@ -202,20 +225,79 @@ TEST_CASE("view chains match PyTorch (golden)", "[tensor][view]") {
     }
     ++valid;
     for (std::size_t k = 1; k + 1 < parts.size(); ++k) t = apply_op(t, parts[k]);
-    const auto close = expect.find(']');
-    const auto sizes = golden::parse_shape(expect.substr(0, close + 1));
-    const auto rest = expect.substr(close + 2);
-    const auto close2 = rest.find(']');
-    const auto strides = golden::parse_shape(rest.substr(0, close2 + 1));
-    const auto tail = golden::parse_ints(rest.substr(close2 + 1));
-    CHECK(to_ivec(t.sizes()) == sizes);
-    if (t.numel() > 0) CHECK(to_ivec(t.strides()) == strides);
-    CHECK(t.storage_offset() == tail[0]);
-    CHECK(t.is_contiguous() == (tail[1] == 1));
-    CHECK(t.to_vector() == ivec(tail.begin() + 2, tail.end()));
+    const view_result want = parse_view_result(expect);
+    CHECK(to_ivec(t.sizes()) == want.sizes);
+    CHECK(to_ivec(t.strides()) == want.strides);
+    CHECK(t.storage_offset() == want.offset);
+    CHECK(t.is_contiguous() == want.contiguous);
+    CHECK(t.to_vector() == want.values);
   }
   CHECK(valid > 250);
   CHECK(invalid > 100);
+}
+
+TEST_CASE("view ops on size-1-heavy geometry match PyTorch exactly (golden)", "[view][golden]") {
+  // Every line: base shape | ops (the last one or two are the ops under test) | result or
+  // "!" + the class of the exception PyTorch raises. Strides are compared for every dim,
+  // size-1 dims and empty tensors included: PyTorch's exact strides are the point.
+  int valid = 0, invalid = 0;
+  for (const auto& line : golden::lines("views_size1.txt")) {
+    const auto parts = golden::split(line, '|');
+    const auto shape = golden::parse_shape(parts[0]);
+    Tensor<I> t = arange(numel_of(shape)).view(shape);
+    const std::string& expect = parts.back();
+    INFO(line);
+    if (expect[0] == '!') {
+      ++invalid;
+      const bool want_index = expect == "!IndexError";
+      REQUIRE((want_index || expect == "!RuntimeError" || expect == "!ValueError"));
+      bool threw = false, threw_index = false;
+      try {
+        for (std::size_t k = 1; k + 1 < parts.size(); ++k) t = apply_op(t, parts[k]);
+      } catch (const index_error&) {
+        threw = threw_index = true;
+      } catch (const error&) {
+        threw = true;
+      }
+      CHECK(threw);
+      CHECK(threw_index == want_index);
+      continue;
+    }
+    ++valid;
+    for (std::size_t k = 1; k + 1 < parts.size(); ++k) t = apply_op(t, parts[k]);
+    const view_result want = parse_view_result(expect);
+    INFO("strata: sizes " << to_string(t.sizes()) << " strides " << to_string(t.strides()) << " offset "
+                          << t.storage_offset());
+    CHECK(to_ivec(t.sizes()) == want.sizes);
+    CHECK(to_ivec(t.strides()) == want.strides);
+    CHECK(t.storage_offset() == want.offset);
+    CHECK(t.is_contiguous() == want.contiguous);
+    CHECK(t.to_vector() == want.values);
+  }
+  CHECK(valid > 600);
+  CHECK(invalid > 150);
+}
+
+TEST_CASE("regression: expand of a 0-dim tensor gives every dim stride 0, as PyTorch", "[view][golden]") {
+  const auto x = arange(5);
+  const auto e = x[3].expand({1});  // 0-dim -> [1]
+  CHECK(to_ivec(e.sizes()) == ivec{1});
+  CHECK(to_ivec(e.strides()) == ivec{0});
+  CHECK(e.storage_offset() == 3);
+  CHECK(e.item() == 3);
+  const auto e3 = x[3].expand({1, 1, 3});  // leading new dims, size 1 or not: stride 0
+  CHECK(to_ivec(e3.sizes()) == ivec{1, 1, 3});
+  CHECK(to_ivec(e3.strides()) == ivec{0, 0, 0});
+  CHECK(e3.to_vector() == ivec{3, 3, 3});
+  // Not so over a tensor with dims: a new leading dim kept at size 1 strides over the dims
+  // after it, as PyTorch's inferExpandGeometry does (torch: [3, 3, 1]).
+  const auto m = arange(12).view({4, 3});
+  CHECK(to_ivec(m[3].expand({1, 1, 3}).strides()) == ivec{3, 3, 1});
+  CHECK(to_ivec(m[3].expand({2, 1, 3}).strides()) == ivec{0, 3, 1});
+  CHECK(to_ivec(m[3].expand({1, 2, 3}).strides()) == ivec{0, 0, 1});
+  CHECK(to_ivec(zeros<float>({}).expand({1, 1}).strides()) == ivec{0, 0});
+  CHECK(to_ivec(zeros<float>({}).expand({2, 1}).strides()) == ivec{0, 0});
+  CHECK(to_ivec(zeros<float>({}).expand({}).strides()) == ivec{});
 }
 
 TEST_CASE("views: slice select transpose movedim squeeze flatten as_strided", "[tensor][view]") {

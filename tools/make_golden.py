@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: MIT
 """Generates strata's golden test data with PyTorch (Debian's python3-torch, 1.13) and NumPy.
 
-Run from the repository root:  /usr/bin/python3 tools/make_golden.py
+Run from the repository root:  /usr/bin/python3 tools/make_golden.py [part ...]
+(no parts: everything; e.g. `views_size1` writes only tests/golden/views_size1.txt).
 Writes tests/golden/*.txt, tests/golden/npy/*.npy and tests/promotion_static_test.cpp.
 CI never runs this: the outputs are committed.
 """
 import os
 import random
+import sys
 
 import numpy as np
 import torch
@@ -191,6 +193,301 @@ def views(rng):
     write("views.txt", lines)
 
 
+def parse_view_op(text):
+    """One golden op line ("narrow 1 0 2") as a function of a tensor, read as
+    tests/tensor_test.cpp's apply_op reads it. Parsing is done here, before any torch call,
+    so that a malformed line raises here and is never recorded as torch's exception."""
+    name, _, rest = text.partition(" ")
+    if name == "movedim":
+        src, dst = (list(map(int, h.split())) for h in rest.split(":"))
+        return lambda t: torch.movedim(t, src, dst)
+    if name == "as_strided":  # "as_strided sizes : strides [: offset]"
+        parts = [list(map(int, h.split())) for h in rest.split(":")]
+        assert len(parts) in (2, 3) and all(len(p) == 1 for p in parts[2:]), text
+        offset = [p[0] for p in parts[2:]]
+        return lambda t: t.as_strided(parts[0], parts[1], *offset)
+    a = list(map(int, rest.split()))
+    arity = {"narrow": 3, "select": 2, "slice": 4, "transpose": 2, "t": 0, "diagonal": 3, "unfold": 3,
+             "squeeze": 0, "squeezedim": 1, "unsqueeze": 1, "flatten": 2}
+    assert name in ("view", "reshape", "expand", "permute") or arity[name] == len(a), text
+    return {
+        "view": lambda t: t.view(a), "reshape": lambda t: t.reshape(a), "expand": lambda t: t.expand(a),
+        "narrow": lambda t: t.narrow(*a), "select": lambda t: t.select(*a), "permute": lambda t: t.permute(a),
+        "slice": lambda t: torch.ops.aten.slice.Tensor(t, *a),  # what strata's slice(dim, start, end, step) is
+        "transpose": lambda t: t.transpose(*a), "t": lambda t: t.t(), "diagonal": lambda t: t.diagonal(*a),
+        "unfold": lambda t: t.unfold(*a), "squeeze": lambda t: t.squeeze(), "squeezedim": lambda t: t.squeeze(*a),
+        "unsqueeze": lambda t: t.unsqueeze(*a), "flatten": lambda t: t.flatten(*a),
+    }[name]
+
+
+def apply_view_op(t, text):
+    return parse_view_op(text)(t)
+
+
+def views_size1():
+    """A sweep of every view op over size-1-heavy geometry: ranks 0-5, many dims of size 1
+    and some of size 0, non-contiguous bases (permute, transpose, stepped slices, narrow,
+    select, expand, and as_strided with odd strides on size-1 dims), so that the strides
+    PyTorch gives size-1 dims are pinned down exactly.
+
+    A line is  base shape | base ops | op under test [| follow-up op] | result,  the base being
+    arange(numel).view(shape); the result is written as in views.txt ("sizes strides offset
+    contiguous values"), or "!" and the class of the exception torch raises. Hand-picked edges
+    come first. The sweep has its own random stream: writing it leaves the other golden files
+    unchanged.
+    """
+    rng = random.Random(20261207)
+    storage_size = 128  # the storage of the as_strided bases
+    kinds = ["expand", "view", "reshape", "unsqueeze", "squeeze", "squeezedim", "permute", "transpose",
+             "t", "movedim", "narrow", "slice", "select", "diagonal", "unfold", "flatten", "as_strided"]
+
+    def size1_shape(rank):
+        return [rng.choices([1, 2, 3, 4, 0], [50, 22, 15, 6, 5])[0] for _ in range(rank)]
+
+    def dims_text(xs):
+        return " ".join(map(str, xs))
+
+    def as_strided_text(sizes, strides, offset=None):
+        text = f"as_strided {dims_text(sizes)} : {dims_text(strides)}"
+        return text if offset is None else f"{text} : {offset}"
+
+    def op(kind, t):
+        """One op of this kind on t, with arguments that are mostly valid."""
+        n = t.dim()
+        sizes = list(t.shape)
+
+        def rdim(extra=0, bad=0.07):
+            m = max(n + extra, 1)  # a 0-dim tensor takes dims -1 and 0, as PyTorch wraps scalars
+            if rng.random() < bad:
+                return rng.choice([-m - 1, m])
+            return rng.randint(-m, m - 1)
+
+        def size_of(d):
+            return sizes[d] if -n <= d < n else 1
+
+        if kind == "expand":
+            lead = [rng.choices([1, 2, 3, 0, -1], [50, 20, 10, 8, 4])[0]
+                    for _ in range(rng.choice([0, 0, 1, 1, 2, 3]))]
+            body = [rng.choices([1, -1, 2, 3, 0], [35, 20, 25, 10, 10])[0] if s == 1 else
+                    rng.choices([s, -1, s + 1, 1], [60, 34, 3, 3])[0] for s in sizes]
+            if body and rng.random() < 0.03:
+                body.pop(0)  # fewer sizes than dims
+            return f"expand {dims_text(lead + body)}"
+        if kind in ("view", "reshape"):  # size-1 dims removed and inserted, dims merged and split, -1
+            shape = [s for s in sizes if not (s == 1 and rng.random() < 0.5)]
+            if len(shape) >= 2 and rng.random() < 0.3:
+                i = rng.randrange(len(shape) - 1)
+                shape[i:i + 2] = [shape[i] * shape[i + 1]]
+            splits = [i for i, s in enumerate(shape) if s in (4, 6, 8, 9, 12)]
+            if splits and rng.random() < 0.25:
+                i = rng.choice(splits)
+                f = 2 if shape[i] % 2 == 0 else 3
+                shape[i:i + 1] = [f, shape[i] // f]
+            for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+                shape.insert(rng.randint(0, len(shape)), 1)
+            if t.numel() == 1 and rng.random() < 0.15:
+                shape = []
+            if shape and rng.random() < 0.35:
+                shape[rng.randrange(len(shape))] = -1
+            if rng.random() < 0.04:
+                shape.append(2)
+            return f"{kind} {dims_text(shape)}"
+        if kind in ("unsqueeze", "squeezedim"):
+            return f"{kind} {rdim(kind == 'unsqueeze')}"
+        if kind in ("squeeze", "t"):
+            return kind
+        if kind == "permute":
+            p = list(range(n))
+            rng.shuffle(p)
+            p = [x - n if rng.random() < 0.3 else x for x in p]
+            r = rng.random()
+            if r < 0.04 and n >= 2:
+                p[0] = p[-1]  # a repeated dim
+            elif r < 0.08:
+                p.append(n)  # one dim too many
+            return f"permute {dims_text(p)}"
+        if kind == "transpose":
+            return f"transpose {rdim()} {rdim()}"
+        if kind == "movedim":
+            m = max(n, 1)
+            k = rng.randint(1, m)
+            src = [d - m if rng.random() < 0.3 else d for d in rng.sample(range(m), k)]
+            dst = [d - m if rng.random() < 0.3 else d for d in rng.sample(range(m), k)]
+            if rng.random() < 0.04:
+                dst.append(0)
+            return f"movedim {dims_text(src)} : {dims_text(dst)}"
+        if kind == "narrow":
+            d = rdim()
+            s = size_of(d)
+            start = rng.randint(-s, s) if rng.random() < 0.85 else rng.choice([-s - 1, s + 1])
+            w = start + s if start < 0 else start
+            length = rng.randint(0, max(0, s - w)) if rng.random() < 0.85 else rng.choice([-1, s - w + 1])
+            return f"narrow {d} {start} {length}"
+        if kind == "slice":
+            d = rdim()
+            s = size_of(d)
+            step = rng.choices([1, 2, 3, 5, 0, -1], [40, 25, 15, 10, 5, 5])[0]
+            return f"slice {d} {rng.randint(-s - 2, s + 2)} {rng.randint(-s - 2, s + 3)} {step}"
+        if kind == "select":
+            d = rdim()
+            s = size_of(d)
+            i = rng.randint(-s, s - 1) if s and rng.random() < 0.85 else rng.choice([-s - 1, s])
+            return f"select {d} {i}"
+        if kind == "diagonal":
+            a, b = rdim(), rdim()
+            if a == b and n >= 2 and rng.random() < 0.8:
+                b = (a + 1) % n
+            return f"diagonal {rng.randint(-3, 3)} {a} {b}"
+        if kind == "unfold":
+            d = rdim()
+            s = size_of(d)
+            size = rng.randint(0, s) if rng.random() < 0.9 else rng.choice([s + 1, -1])
+            return f"unfold {d} {size} {rng.choices([1, 2, 3, 0], [45, 30, 20, 5])[0]}"
+        if kind == "flatten":
+            return f"flatten {rdim()} {rdim()}"
+        if kind == "as_strided":
+            strides = list(t.stride())
+            offset = t.storage_offset()
+            r = rng.random()
+            if r < 0.3:  # the round trip
+                return as_strided_text(sizes, strides, offset)
+            if r < 0.45:  # the round trip, storage offset left out
+                return as_strided_text(sizes, strides)
+            if r < 0.7:  # other strides on the size-1 dims (they reach no other element)
+                return as_strided_text(sizes, [rng.choice([0, 1, 2, 7, 40]) if s == 1 else st
+                                               for s, st in zip(sizes, strides)], offset)
+            if r < 0.85:  # size-1 dims dropped or added, with any stride
+                keep = [(s, st) for s, st in zip(sizes, strides) if s != 1]
+                for _ in range(rng.randint(0, 2)):
+                    keep.insert(rng.randint(0, len(keep)), (1, rng.choice([0, 1, 3, 64])))
+                return as_strided_text([s for s, _ in keep], [st for _, st in keep], offset)
+            # contiguous strides from offset 0 (out of bounds when the storage is smaller)
+            return as_strided_text(sizes, list(torch.empty(sizes).stride()), 0)
+        raise ValueError(kind)
+
+    def base():
+        """A base shape and ops that make a (usually non-contiguous) size-1-heavy tensor."""
+        if rng.random() < 0.25:  # odd strides on every dim, through as_strided
+            while True:
+                sizes = size1_shape(rng.randint(0, 5))
+                strides = [rng.choice([0, 1, 2, 5, 7, 13, 40]) if s == 1 else rng.choice([1, 1, 2, 3, 4, 6, 12, 0])
+                           for s in sizes]
+                offset = rng.randint(0, 9)
+                if offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides) if s > 0) <= storage_size:
+                    return [storage_size], [as_strided_text(sizes, strides, offset)]
+        shape = size1_shape(rng.randint(0, 5))
+        t = start(shape)
+        ops = []
+        for _ in range(rng.choice([0, 1, 1, 2, 2, 3])):
+            n = t.dim()
+            d = rng.randrange(n) if n else 0
+            kind = rng.choice(["permute", "transpose", "stepslice", "expand", "narrow1", "select", "unsqueeze"])
+            if kind == "permute":
+                text = f"permute {dims_text(rng.sample(range(n), n))}"
+            elif kind == "transpose" and n >= 2:
+                text = f"transpose {dims_text(rng.sample(range(n), 2))}"
+            elif kind == "stepslice" and n >= 1:
+                text = f"slice {d} {rng.randint(0, max(0, t.shape[d] - 1))} {t.shape[d]} {rng.choice([2, 3])}"
+            elif kind == "expand":
+                lead = [rng.choice([1, 2]) for _ in range(rng.choice([0, 0, 1]))]
+                text = f"expand {dims_text(lead + [rng.choice([1, 2, 3]) if s == 1 else -1 for s in t.shape])}"
+            elif kind == "narrow1" and n >= 1 and t.shape[d] >= 1:
+                text = f"narrow {d} {rng.randrange(t.shape[d])} 1"
+            elif kind == "select" and n >= 1 and t.shape[d] >= 1:
+                text = f"select {d} {rng.randrange(t.shape[d])}"
+            elif kind == "unsqueeze":
+                text = f"unsqueeze {rng.randint(0, n)}"
+            else:
+                continue
+            t = apply_view_op(t, text)
+            ops.append(text)
+        return shape, ops
+
+    def start(shape):
+        return torch.arange(int(np.prod(shape)) if shape else 1).reshape(shape)
+
+    def run(shape, ops):
+        t = start(shape)
+        fs = [parse_view_op(text) for text in ops]
+        try:
+            for f in fs:
+                t = f(t)
+                # PyTorch 1.13 bugs, left out: with another dim of size 0 it makes tensors of
+                # negative size, as expand(-1, 0) of a 0-dim tensor (that skips expand's checks)
+                # and unfold(d, -1, 1) of an empty one; strata refuses both, as torch does when
+                # numel > 0.
+                if any(s < 0 for s in t.shape):
+                    return None
+        except (IndexError, RuntimeError, ValueError) as e:
+            return "!" + type(e).__name__
+        vals = " ".join(str(v) for v in t.reshape(-1).tolist())
+        return (f"{shape_str(t.shape)} {shape_str(t.stride())} {t.storage_offset()} "
+                f"{int(t.is_contiguous())} {vals}")
+
+    cases = [  # hand-picked edges
+        ([], ["expand 1"]), ([], ["expand 1 1"]), ([], ["expand 2 1"]), ([], ["expand 1 2"]),
+        ([], ["expand 0"]), ([], ["expand 1 0"]), ([], ["expand "]), ([], ["expand -1"]), ([], ["expand 1 -1"]),
+        ([5], ["select 0 3", "expand 1"]), ([5], ["select 0 3", "expand 1 1 3"]),
+        ([4, 3], ["select 0 3", "expand 1 1 3"]), ([4, 3], ["select 0 3", "expand 2 1 3"]),
+        ([4, 3], ["select 0 3", "expand 1 2 3"]), ([3], ["expand 1 -1"]), ([3], ["expand -1 3"]),
+        ([1], ["expand 1 1 1"]), ([1], ["expand 1 1 0"]), ([2, 1], ["expand 1 2 1"]), ([2, 1], ["expand 1 2 -1"]),
+        ([0], ["expand 1 0"]), ([0, 1], ["expand 1 0 1"]), ([1, 3], ["expand 1 1 -1"]),
+        ([2, 1, 3], ["unsqueeze 0"]), ([2, 1, 3], ["unsqueeze 1"]), ([2, 1, 3], ["unsqueeze 2"]),
+        ([2, 1, 3], ["unsqueeze 3"]), ([2, 1, 3], ["unsqueeze -1"]), ([], ["unsqueeze 0"]), ([], ["unsqueeze -1"]),
+        ([2, 0], ["unsqueeze 1"]), ([3, 2], ["t", "unsqueeze 1"]), ([3, 2], ["t", "unsqueeze 2"]),
+        ([], ["view 1 1"]), ([], ["view "]), ([], ["view -1"]), ([], ["reshape 1 -1 1"]),
+        ([1], ["view "]), ([1, 1], ["view "]), ([3, 2], ["t", "view 1 2 1 3 1"]), ([3, 2], ["t", "view 2 1 3"]),
+        ([3, 2], ["t", "reshape 1 6"]), ([3, 2], ["t", "reshape 6 1"]), ([2, 1, 3], ["view 2 3"]),
+        ([2, 1, 3], ["view 1 2 1 3 1"]), ([2, 1, 3], ["view 6 1"]), ([2, 1, 3], ["view 1 6"]),
+        ([0, 1], ["view 1 0"]), ([2, 0], ["view 0 2 1"]), ([2, 0], ["view 2 0"]), ([2, 0], ["view -1 2"]),
+        ([1], ["expand 3", "view 3"]), ([1], ["expand 3", "view 1 3 1"]), ([1], ["expand 3", "reshape 3 1"]),
+        ([1], ["expand 1 3", "view 3 1"]), ([3], ["slice 0 1 2 5", "view 1 1"]), ([3], ["slice 0 1 2 5", "unsqueeze 0"]),
+        ([4, 1], ["transpose 0 1", "view 4"]), ([1, 4], ["transpose 0 1", "squeeze", "unsqueeze 1"]),
+        ([2, 3], ["narrow 0 1 1", "view 3"]), ([2, 3], ["narrow 1 2 1", "t", "view 1 2"]),
+        ([2, 3], ["diagonal 1 0 1", "unsqueeze 0"]), ([1, 1], ["diagonal 0 0 1"]), ([1, 1], ["diagonal 1 0 1"]),
+        ([1, 1], ["diagonal -1 0 1"]), ([1, 3], ["diagonal 0 1 0"]), ([1], ["unfold 0 1 1"]), ([1], ["unfold 0 0 2"]),
+        ([], ["unfold 0 1 1"]), ([], ["unfold 0 0 1"]), ([], ["flatten 0 0"]), ([], ["flatten -1 0"]),
+        ([1, 1, 1], ["flatten 0 -1"]), ([1, 1, 1], ["flatten 1 1"]), ([2, 1], ["flatten 0 1"]),
+        ([1], ["squeeze"]), ([1, 1], ["squeezedim 0"]), ([], ["squeeze"]), ([], ["squeezedim 0"]),
+        ([], ["squeezedim -1"]), ([], ["t"]), ([1], ["t"]), ([1, 1], ["t"]), ([], ["transpose 0 -1"]),
+        ([], ["permute "]), ([], ["movedim 0 : -1"]), ([1, 2, 1], ["movedim 0 2 : 2 0"]),
+        ([1], ["select 0 0"]), ([1], ["select 0 -1"]), ([1, 1], ["select 1 0"]), ([1], ["narrow 0 1 0"]),
+        ([1], ["narrow 0 0 0"]), ([1], ["slice 0 1 1 1"]), ([1], ["slice 0 0 1 7"]), ([1], ["slice 0 -5 5 2"]),
+        ([128], ["as_strided 1 1 : 5 7 : 3"]), ([128], ["as_strided  :  : 3", "expand 1"]),
+        ([128], ["as_strided 1 : 9 : 2", "view "]), ([128], ["as_strided 1 2 : 9 1 : 2", "view 2 1"]),
+        ([128], ["as_strided 1 2 : 9 1 : 2", "unsqueeze 0"]), ([128], ["as_strided 2 1 : 1 9 : 2", "unsqueeze 2"]),
+        ([128], ["as_strided 2 1 : 1 9 : 2", "unsqueeze 1"]), ([128], ["as_strided 2 1 : 1 9 : 2", "squeeze"]),
+        ([128], ["as_strided 2 1 : 0 9 : 2", "view 1 2"]), ([128], ["as_strided 1 0 : 3 0 : 200"]),
+        ([128], ["as_strided 1 1 : 500 0 : 127"]), ([128], ["as_strided 2 : 1 : 127"]),
+        ([2, 3], ["as_strided 3 2 : 1 3"]), ([2, 3], ["narrow 0 1 1", "as_strided 3 : 1"]),
+    ]
+    for i in range(36 * len(kinds)):
+        kind = kinds[i % len(kinds)]
+        shape, base_ops = base()
+        t = start(shape)
+        for text in base_ops:
+            t = apply_view_op(t, text)
+        if kind in ("unsqueeze", "squeezedim"):  # every position, and one out of range each side
+            m = max(t.dim() + (kind == "unsqueeze"), 1)
+            tests = [f"{kind} {d}" for d in range(-m - 1, m + 1)]
+        else:
+            tests = [op(kind, t)]
+        for text in tests:
+            ops = [text]
+            if rng.random() < 0.3:  # a follow-up op on the result
+                try:
+                    ops.append(op(rng.choice(kinds), apply_view_op(t, text)))
+                except (IndexError, RuntimeError, ValueError):
+                    pass
+            cases.append((shape, base_ops + ops))
+    lines = []
+    for shape, ops in cases:
+        result = run(shape, ops)
+        if result is not None:
+            lines.append("|".join([shape_str(shape)] + ops + [result]))
+    write("views_size1.txt", lines)
+
+
 def printing(rng):
     cases = []
     def add(t, name):
@@ -360,18 +657,24 @@ def reductions():
     write("reductions.txt", lines)
 
 
-def main():
+def main(argv):
+    """With no arguments writes everything; otherwise only the named parts (e.g. views_size1)."""
     rng = random.Random(20261122)
     os.makedirs(GOLDEN, exist_ok=True)
-    promotion()
-    broadcast(rng)
-    views(rng)
-    printing(rng)
-    npy_files()
-    expressions()
-    reductions()
+    # The parts fed by rng run in this fixed order so that their outputs never change.
+    parts = [("promotion", promotion), ("broadcast", lambda: broadcast(rng)), ("views", lambda: views(rng)),
+             ("printing", lambda: printing(rng)), ("npy", npy_files), ("expressions", expressions),
+             ("reductions", reductions), ("views_size1", views_size1)]
+    unknown = set(argv) - {name for name, _ in parts}
+    if unknown:
+        raise SystemExit(f"unknown parts {sorted(unknown)}; choose from {[name for name, _ in parts]}")
+    if any(name in argv for name in ("broadcast", "views", "printing")):
+        argv = list(argv) + ["broadcast", "views", "printing"]  # they share one random stream
+    for name, f in parts:
+        if not argv or name in argv:
+            f()
     print("torch", torch.__version__, "numpy", np.__version__)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
