@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # README command (2): install what is missing, then build and run every test in release and
-# under AddressSanitizer + UndefinedBehaviorSanitizer. CI (.ci/run) runs exactly this.
+# under AddressSanitizer + UndefinedBehaviorSanitizer, and the thread tests under
+# ThreadSanitizer. CI (.ci/run) runs exactly this.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cmake=$("$root/tools/setup.sh" | tail -n1)
 ctest="$(dirname "$cmake")/ctest"
 cd "$root"
-for preset in release asan; do
+for preset in release asan tsan; do
   echo "== $preset: configure, build, test"
   "$cmake" --preset "$preset" >/dev/null
   "$cmake" --build --preset "$preset"
