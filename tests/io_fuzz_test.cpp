@@ -13,12 +13,10 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <system_error>
 #include <tuple>
@@ -210,12 +208,19 @@ class fuzzer {
     std::filesystem::remove_all(dir_, ec);
   }
 
-  /// Loads file as the type'th of npy_types; returns what it gave.
+  /// Writes file to the case's path and returns that path.
+  const std::string& write(const std::string& file) {
+    // A fresh file each time: ext4 flushes a file truncated and rewritten when it is closed,
+    // which makes thousands of rewrites of one file slow on a busy disk.
+    std::filesystem::remove(path_);
+    std::ofstream out(path_, std::ios::binary);
+    out.write(file.data(), static_cast<std::streamsize>(file.size()));
+    return path_;
+  }
+
+  /// Loads file as the type'th of npy_types, checks the outcome against w, returns it.
   outcome check(const std::string& name, const std::string& file, std::size_t type, want w) {
-    {
-      std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-      out.write(file.data(), static_cast<std::streamsize>(file.size()));
-    }
+    write(file);
     ++cases;
     INFO("case " << cases << " (" << name << "): " << file.size() << " bytes loaded as " << descrs[type]
                  << ": " << printable(file));
@@ -258,7 +263,9 @@ class fuzzer {
       const claim c = read_claim(file);
       CHECK(r.sizes == c.dims);
       CHECK(c.width == itemsizes[type]);
-      CHECK(static_cast<std::size_t>(numel(r.sizes)) * itemsizes[type] <= file.size() - c.data_offset);
+      const auto bytes = static_cast<std::size_t>(numel(r.sizes)) * itemsizes[type];
+      CHECK(bytes == static_cast<std::size_t>(numel(c.dims)) * c.width);  // what the header claims
+      CHECK(bytes <= file.size() - c.data_offset);                          // and the file holds
     } else if (r.what == outcome::io_error) {
       ++io_errors;
     } else {
@@ -289,7 +296,8 @@ base_file random_base(std::mt19937_64& rng) {
   base_file b;
   b.type = pick(rng, num_types);
   const std::size_t ndim = pick(rng, 4);
-  for (std::size_t d = 0; d < ndim; ++d) b.shape.push_back(pick(rng, 8) == 0 ? 0 : 1 + static_cast<i64>(pick(rng, 4)));
+  for (std::size_t d = 0; d < ndim; ++d)
+    b.shape.push_back(pick(rng, 8) == 0 ? 0 : 1 + static_cast<i64>(pick(rng, 4)));
   std::string descr = descrs[b.type];
   if (pick(rng, 3) == 0) descr[0] = "<>=|"[pick(rng, 4)];
   const int version = pick(rng, 4) == 0 ? 2 + static_cast<int>(pick(rng, 2)) : 1;
@@ -309,18 +317,13 @@ strata::Tensor<T> load_ok(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("fuzz: the allocation tracker sees storage and stream allocations", "[io][npy][fuzz]") {
+TEST_CASE("fuzz: the allocation tracker sees the storage load_npy allocates", "[io][npy][fuzz]") {
   fuzzer f;
   const std::vector<i64> shape = {512, 256};  // 512 KiB of float32
   std::mt19937_64 rng(1);
   const std::string file = npy_file(dict("<f4", "False", tuple_text(shape)), random_bytes(rng, 512 * 256 * 4));
   CHECK(f.check("512 KiB of float32", file, 7, want::load) == outcome::loaded);
-  const std::string path = (std::filesystem::temp_directory_path() / ("strata_io_fuzz_big_" + std::to_string(getpid()))).string();
-  {
-    std::ofstream(path, std::ios::binary) << file;
-  }
-  const result r = try_load<float>(path);
-  std::filesystem::remove(path);
+  const result r = try_load<float>(f.write(file));
   REQUIRE(r.what == outcome::loaded);
   CHECK(r.largest >= std::size_t{512} * 256 * 4);  // the storage was seen...
   CHECK(r.largest <= file.size());                 // ...and nothing larger
@@ -330,41 +333,41 @@ TEST_CASE("fuzz: regressions: overflowing and oversized shapes throw io_error be
           "[io][npy][fuzz]") {
   fuzzer f;
   // From the issue: 99999999999^2 overflows int64 (numel_of's shape_error must not escape).
-  f.check("(99999999999, 99999999999)",
-          npy_file(dict("<f4", "False", "(99999999999, 99999999999)"), std::string(64, '\1')), 7, want::io_error);
+  auto f32 = [](const std::string& shape) { return dict("<f4", "False", shape); };
+  f.check("(99999999999, 99999999999)", npy_file(f32("(99999999999, 99999999999)"), std::string(64, '\1')), 7,
+          want::io_error);
   // From the issue: a 100-byte file claiming 400 MB of float32 data.
-  std::string hundred = npy_file(dict("<f4", "False", "(100000000,)") + "\n", "", 1, false);
+  std::string hundred = npy_file(f32("(100000000,)") + "\n", "", 1, false);
   hundred += std::string(100 - hundred.size(), '\7');
   REQUIRE(hundred.size() == 100);
   f.check("100-byte file claiming (100000000,)", hundred, 7, want::io_error);
   // Byte counts that overflow only once multiplied by the item size, or only through the
   // extents of an empty array (NumPy: "array is too big").
-  f.check("(2**62, 2) float32", npy_file(dict("<f4", "False", "(4611686018427387904, 2)"), ""), 7, want::io_error);
-  f.check("(2**61,) complex128", npy_file(dict("<c16", "False", "(2305843009213693952,)"), ""), 10, want::io_error);
-  f.check("(0, 99999999999, 99999999999)", npy_file(dict("<f4", "False", "(0, 99999999999, 99999999999)"), ""), 7,
+  f.check("(2**62, 2) float32", npy_file(f32("(4611686018427387904, 2)"), ""), 7, want::io_error);
+  f.check("(2**61,) complex128: 2**65 bytes wrap to 0",
+          npy_file(dict("<c16", "False", "(2305843009213693952,)"), ""), 10, want::io_error);
+  f.check("(0, 99999999999, 99999999999)", npy_file(f32("(0, 99999999999, 99999999999)"), ""), 7,
           want::io_error);
-  f.check("(2**63 - 1,) bool", npy_file(dict("|b1", "False", "(9223372036854775807,)"), "x"), 0, want::io_error);
+  f.check("(2**63 - 1,) bool", npy_file(dict("|b1", "False", "(9223372036854775807,)"), "x"), 0,
+          want::io_error);
   f.check("(2**63,) overflows the parse", npy_file(dict("|u1", "False", "(9223372036854775808,)"), "x"), 1,
           want::io_error);
-  f.check("(0, 2**31, 2**31) int8, extents fit", npy_file(dict("|i1", "False", "(0, 2147483648, 2147483648)"), ""),
-          2, want::load);
-  f.check("(2**20, 2**20) int64 in a small file", npy_file(dict("<i8", "True", "(1048576, 1048576)"), "12345678"), 5,
-          want::io_error);
+  f.check("(0, 2**31, 2**31) int8: the extents fit",
+          npy_file(dict("|i1", "False", "(0, 2147483648, 2147483648)"), ""), 2, want::load);
+  f.check("(2**20, 2**20) int64 in a small file",
+          npy_file(dict("<i8", "True", "(1048576, 1048576)"), "12345678"), 5, want::io_error);
   CHECK(f.io_errors == 8);
 }
 
 TEST_CASE("fuzz: bytes after the data are ignored, as NumPy's np.load ignores them", "[io][npy][fuzz]") {
   fuzzer f;
   const std::string data = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0};
-  for (const std::string& extra : {std::string(), std::string("x"), std::string("trailing garbage"), std::string(1000, '\0')})
+  for (const std::string& extra : {std::string(), std::string("x"), std::string("trailing garbage"),
+                                   std::string(1000, '\0')})
     f.check("3 int32 + " + std::to_string(extra.size()) + " extra bytes",
             npy_file(dict("<i4", "False", "(3,)"), data + extra), 4, want::load);
-  const std::string path = (std::filesystem::temp_directory_path() / ("strata_io_fuzz_extra_" + std::to_string(getpid()))).string();
-  {
-    std::ofstream(path, std::ios::binary) << npy_file(dict("<i4", "False", "(3,)"), data + "extra");
-  }
+  const std::string& path = f.write(npy_file(dict("<i4", "False", "(3,)"), data + "extra"));
   CHECK(load_ok<std::int32_t>(path).to_vector() == std::vector<std::int32_t>{1, 2, 3});
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("fuzz: absurd, overflowing and malformed shapes", "[io][npy][fuzz]") {
@@ -467,9 +470,11 @@ TEST_CASE("fuzz: dtype strings", "[io][npy][fuzz]") {
     f.check("descr " + printable(descr), npy_file(dict(descr, "False", "(4,)"), random_bytes(rng, 64)),
             pick(rng, num_types), want::io_error);
   // Descrs that are not strings.
-  for (const std::string& value : {"5", "None", "[('a', '<f4')]", "{'a': 1}", "'<f4", "\"<f4'", "<f4", "('<f4',)"}) {
+  for (const std::string& value :
+       {"5", "None", "[('a', '<f4')]", "{'a': 1}", "'<f4", "\"<f4'", "<f4", "('<f4',)"}) {
     const std::string text = "{'descr': " + value + ", 'fortran_order': False, 'shape': (4,), }";
-    f.check("descr value " + value, npy_file(text, random_bytes(rng, 64)), pick(rng, num_types), want::io_error);
+    f.check("descr value " + value, npy_file(text, random_bytes(rng, 64)), pick(rng, num_types),
+            want::io_error);
   }
   // Random strings over a descr's alphabet: the expected outcome from the string itself.
   const std::string alphabet = "<>=|!fiucbUSOVMm01234568";
@@ -487,8 +492,8 @@ TEST_CASE("fuzz: dtype strings", "[io][npy][fuzz]") {
           as = t;
         }
     }
-    f.check("random descr " + descr, npy_file(dict(descr, "False", "(3,)"), random_bytes(rng, 3 * itemsizes[as])),
-            type, w);
+    const std::string data = random_bytes(rng, 3 * itemsizes[as]);
+    f.check("random descr " + descr, npy_file(dict(descr, "False", "(3,)"), data), type, w);
   }
   CHECK(f.dtype_errors > 400);
 }
@@ -571,8 +576,10 @@ TEST_CASE("fuzz: magic, version, header length and data length", "[io][npy][fuzz
       b[7] = static_cast<char>(minor);
       f.check("version " + std::to_string(major), b, 3, want::load);
     }
-  for (const auto& [major, minor] : std::vector<std::pair<int, int>>{{0, 0}, {4, 0}, {1, 1}, {2, 5}, {3, 255}, {255, 0}}) {
-    std::string b = npy_file(dict("<i2", "False", "(5,)"), random_bytes(rng, 10), major > 3 || major < 1 ? 1 : major);
+  for (const auto& [major, minor] :
+       std::vector<std::pair<int, int>>{{0, 0}, {4, 0}, {1, 1}, {2, 5}, {3, 255}, {255, 0}}) {
+    const int layout = major > 3 || major < 1 ? 1 : major;
+    std::string b = npy_file(dict("<i2", "False", "(5,)"), random_bytes(rng, 10), layout);
     b[6] = static_cast<char>(major);
     b[7] = static_cast<char>(minor);
     f.check("version " + std::to_string(major) + "." + std::to_string(minor), b, 3, want::io_error);
@@ -589,7 +596,8 @@ TEST_CASE("fuzz: magic, version, header length and data length", "[io][npy][fuzz
     for (int k = 0; k < 4; ++k) b[8 + k] = static_cast<char>((len >> (8 * k)) & 0xFF);
     f.check("v2 header length " + std::to_string(len), b, 3, want::io_error);
   }
-  f.check("header length 0", std::string("\x93NUMPY\x01\x00\x00\x00", 10) + "{'descr': '<i2'}", 3, want::io_error);
+  f.check("header length 0", std::string("\x93NUMPY\x01\x00\x00\x00", 10) + "{'descr': '<i2'}", 3,
+          want::io_error);
   // Header lengths a little short or long of the dict's end: whatever they give.
   for (int delta = -70; delta <= 70; ++delta) {
     std::string b = good;
@@ -609,7 +617,8 @@ TEST_CASE("fuzz: magic, version, header length and data length", "[io][npy][fuzz
   }
   // Shorter data than the shape claims.
   for (std::size_t missing = 1; missing <= 10; ++missing)
-    f.check("data short by " + std::to_string(missing), good.substr(0, good.size() - missing), 3, want::io_error);
+    f.check("data short by " + std::to_string(missing), good.substr(0, good.size() - missing), 3,
+            want::io_error);
 }
 
 TEST_CASE("fuzz: randomly corrupted files", "[io][npy][fuzz]") {
@@ -633,7 +642,8 @@ TEST_CASE("fuzz: randomly corrupted files", "[io][npy][fuzz]") {
       }
       case 2: {  // syntax characters in the header
         const std::size_t n = 1 + pick(rng, 3);
-        for (std::size_t j = 0; j < n; ++j) b[10 + pick(rng, header_end - 10)] = interesting[pick(rng, interesting.size())];
+        for (std::size_t j = 0; j < n; ++j)
+          b[10 + pick(rng, header_end - 10)] = interesting[pick(rng, interesting.size())];
         name = "header characters";
         break;
       }
@@ -653,7 +663,8 @@ TEST_CASE("fuzz: randomly corrupted files", "[io][npy][fuzz]") {
       case 5: {  // random data: still loads
         if (b.size() > header_end) {
           const std::size_t n = 1 + pick(rng, 8);
-          for (std::size_t j = 0; j < n; ++j) b[header_end + pick(rng, b.size() - header_end)] = static_cast<char>(rng());
+          for (std::size_t j = 0; j < n; ++j)
+            b[header_end + pick(rng, b.size() - header_end)] = static_cast<char>(rng());
         }
         name = "random data bytes";
         w = want::load;
