@@ -94,7 +94,8 @@ void save_npy(const std::string& path, const Tensor<T>& t) {
   if (!out) throw io_error("save_npy: failed writing '" + path + "'");
 }
 
-/// Reads a .npy file of element type T (C or Fortran order, either byte order).
+/// Reads a .npy file of element type T (C or Fortran order, either byte order); throws dtype_error
+/// for a file of another dtype, io_error for a malformed or truncated one (before allocating).
 template <element T>
 Tensor<T> load_npy(const std::string& path) {
   std::ifstream in = detail::open_in(path);
