@@ -44,8 +44,12 @@ npy_header read_npy_header(std::istream& in, const std::string& path);
 void write_npy_header(std::ostream& out, std::string_view descr, int_list shape);
 /// NumPy's descr ("<f4", "|b1", ...) of a dtype; throws dtype_error when NumPy has none.
 std::string npy_descr(dtype d);
-/// Checks that descr is d's type in any byte order; returns true for big-endian data.
+/// Checks that descr is d's type in any byte order (true: big-endian data); dtype_error for
+/// another strata dtype's descr, io_error for any other descr.
 bool check_npy_descr(const std::string& descr, dtype d, const std::string& path);
+/// The data bytes h claims for items of itemsize bytes (io_error: overflow, or more than `in` has left).
+std::size_t npy_data_bytes(const npy_header& h, std::size_t itemsize, std::istream& in,
+                           const std::string& path);
 /// Reads exactly n bytes of element data or throws io_error naming path.
 void read_npy_data(std::istream& in, char* dst, std::size_t n, const std::string& path);
 /// Reverses the bytes of each of count words of `width` bytes.
@@ -98,13 +102,16 @@ void save_npy(const std::string& path, const Tensor<T>& t) {
   if (!out) throw io_error("save_npy: failed writing '" + path + "'");
 }
 
-/// Reads a .npy file of element type T (C or Fortran order, either byte order).
+/// Reads a .npy file of element type T (C or Fortran order, either byte order); throws dtype_error
+/// for a file of another dtype, io_error for a malformed or truncated one (before allocating).
 template <element T>
 Tensor<T> load_npy(const std::string& path) {
   std::ifstream in = detail::open_in(path);
   const detail::npy_header h = detail::read_npy_header(in, path);
   const bool swap = detail::check_npy_descr(h.descr, dtype_v<T>, path);
-  const std::int64_t n = numel_of(h.shape);
+  // Checked against overflow and against the bytes the file holds before anything is allocated.
+  const std::size_t nbytes = detail::npy_data_bytes(h, sizeof(T), in, path);
+  const std::int64_t n = numel_of(h.shape);  // cannot overflow: npy_data_bytes checked it
   dim_vector strides = contiguous_strides(h.shape);
   if (h.fortran_order) {  // column-major: the first dim varies fastest
     std::int64_t running = 1;
@@ -114,7 +121,6 @@ Tensor<T> load_npy(const std::string& path) {
     }
   }
   storage s = storage::allocate<T>(n, init::uninitialized);
-  const std::size_t nbytes = static_cast<std::size_t>(n) * sizeof(T);
   if constexpr (std::is_same_v<T, bool>) {
     // Any byte other than 0 or 1 is not a valid bool: read bytes, then convert.
     std::vector<char> bytes(nbytes);

@@ -9,6 +9,7 @@ module;
 #include <cstdio>
 #include <fstream>
 #include <istream>
+#include <iterator>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -220,8 +221,33 @@ std::string format_tensor(const print_values& v, int_list sizes) {
 
 // ---- .npy ----
 namespace {
+// NumPy 2's NPY_MAXDIMS (NumPy 1 allows 32); strata's expressions take up to 64 dims.
+constexpr std::size_t max_npy_dims = 64;
+
+// The descr of each dtype NumPy and strata share (little-endian, or '|' for single bytes).
+struct npy_code {
+  dtype type;
+  const char* descr;
+};
+constexpr npy_code npy_codes[] = {
+    {dtype::bool_, "|b1"},  {dtype::uint8, "|u1"},   {dtype::int8, "|i1"},      {dtype::int16, "<i2"},
+    {dtype::int32, "<i4"},  {dtype::int64, "<i8"},   {dtype::float16, "<f2"},   {dtype::float32, "<f4"},
+    {dtype::float64, "<f8"}, {dtype::complex64, "<c8"}, {dtype::complex128, "<c16"}};
+
 [[noreturn]] void malformed(const std::string& path, const std::string& why) {
   throw io_error("load_npy: '" + path + "' is not a valid .npy file: " + why);
+}
+
+// The bytes from in's position to its end (seeks to the end and back). Every size a header
+// claims is checked against this before anything is allocated for it.
+std::uint64_t bytes_left(std::istream& in, const std::string& path) {
+  const std::streampos here = in.tellg();
+  if (here != std::streampos(-1) && in.seekg(0, std::ios::end)) {
+    const std::streampos end = in.tellg();
+    if (end != std::streampos(-1) && end >= here && in.seekg(here))
+      return static_cast<std::uint64_t>(end - here);
+  }
+  throw io_error("load_npy: cannot tell the size of '" + path + "' (load_npy reads seekable files only)");
 }
 
 // A cursor over the header's Python dict literal.
@@ -255,23 +281,33 @@ struct dict_parser {
     if (s.substr(i, 5) == "False") { i += 5; return false; }
     malformed(path, "expected True or False in header");
   }
+  // A Python int literal for a dim: digits only (no sign), no leading zero unless all zeros.
+  std::int64_t dim() {
+    skip();
+    const std::size_t start = i;
+    std::int64_t v = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v))
+        malformed(path, "shape entry overflows int64");
+      ++i;
+    }
+    if (i == start) malformed(path, "expected a non-negative integer in shape");
+    if (s[start] == '0' && v != 0) malformed(path, "shape entry with a leading zero");
+    return v;
+  }
+  // A Python tuple of dims: (), (3,), (2, 3) or (2, 3,). (3) is the int 3, which NumPy refuses.
   dim_vector tuple() {
     expect('(');
     dim_vector out;
+    bool comma = false;
     while (!eat(')')) {
-      skip();
-      std::int64_t v = 0;
-      std::size_t digits = 0;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v))
-          malformed(path, "shape entry overflows int64");
-        ++i;
-        ++digits;
-      }
-      if (!digits) malformed(path, "expected a non-negative integer in shape");
-      out.push_back(v);
-      if (!eat(',')) { expect(')'); break; }
+      if (out.size() == max_npy_dims)
+        malformed(path, "shape has more than " + std::to_string(max_npy_dims) + " dims");
+      out.push_back(dim());
+      comma = eat(',');
+      if (!comma) { expect(')'); break; }
     }
+    if (out.size() == 1 && !comma) malformed(path, "shape is not a tuple (a 1-tuple is written (n,))");
     return out;
   }
 };
@@ -293,6 +329,9 @@ npy_header read_npy_header(std::istream& in, const std::string& path) {
   char magic[8];
   if (!in.read(magic, 8) || std::string_view(magic, 6) != "\x93NUMPY") malformed(path, "bad magic string");
   const int major = static_cast<unsigned char>(magic[6]);
+  const int minor = static_cast<unsigned char>(magic[7]);
+  if (minor != 0)  // as NumPy: versions 1.0, 2.0 and 3.0 only
+    malformed(path, "unsupported format version " + std::to_string(major) + "." + std::to_string(minor));
   std::uint32_t len = 0;
   unsigned char lb[4] = {0, 0, 0, 0};
   if (major == 1) {
@@ -305,6 +344,8 @@ npy_header read_npy_header(std::istream& in, const std::string& path) {
     malformed(path, "unsupported format version " + std::to_string(major));
   }
   if (len > (1u << 20)) malformed(path, "header of " + std::to_string(len) + " bytes is too large");
+  if (len > bytes_left(in, path))
+    malformed(path, "header of " + std::to_string(len) + " bytes runs past the end of the file");
   std::string text(len, '\0');
   if (!in.read(text.data(), len)) malformed(path, "truncated header");
 
@@ -315,14 +356,21 @@ npy_header read_npy_header(std::istream& in, const std::string& path) {
   while (!p.eat('}')) {
     const std::string key = p.quoted();
     p.expect(':');
-    if (key == "descr") { h.descr = p.quoted(); have_descr = true; }
-    else if (key == "fortran_order") { h.fortran_order = p.boolean(); have_order = true; }
-    else if (key == "shape") { h.shape = p.tuple(); have_shape = true; }
-    else malformed(path, "unexpected key '" + key + "' in header");
+    bool* have = key == "descr" ? &have_descr : key == "fortran_order" ? &have_order
+               : key == "shape" ? &have_shape : nullptr;
+    if (!have) malformed(path, "unexpected key '" + key + "' in header");
+    // NumPy's literal_eval would keep the last of duplicate keys; NumPy never writes them, and
+    // a header with two shapes is ambiguous, so it is refused.
+    if (*have) malformed(path, "duplicate key '" + key + "' in header");
+    *have = true;
+    if (key == "descr") h.descr = p.quoted();
+    else if (key == "fortran_order") h.fortran_order = p.boolean();
+    else h.shape = p.tuple();
     if (!p.eat(',')) { p.expect('}'); break; }
   }
+  p.skip();  // NumPy pads with spaces and a newline; anything else after the dict is garbage
+  if (p.i != text.size()) malformed(path, "unexpected characters after the header dict");
   if (!have_descr || !have_order || !have_shape) malformed(path, "header lacks descr, fortran_order or shape");
-  numel_of(h.shape);  // overflow check
   return h;
 }
 
@@ -352,34 +400,47 @@ void write_npy_header(std::ostream& out, std::string_view descr, int_list shape)
 }
 
 std::string npy_descr(dtype d) {
-  switch (d) {
-    case dtype::bool_: return "|b1";
-    case dtype::uint8: return "|u1";
-    case dtype::int8: return "|i1";
-    case dtype::int16: return "<i2";
-    case dtype::int32: return "<i4";
-    case dtype::int64: return "<i8";
-    case dtype::float16: return "<f2";
-    case dtype::float32: return "<f4";
-    case dtype::float64: return "<f8";
-    case dtype::complex64: return "<c8";
-    case dtype::complex128: return "<c16";
-    default:
-      throw dtype_error("save_npy/load_npy: NumPy has no " + std::string(dtype_name(d)) + " dtype");
-  }
+  for (const npy_code& c : npy_codes)
+    if (c.type == d) return c.descr;
+  throw dtype_error("save_npy/load_npy: NumPy has no " + std::string(dtype_name(d)) + " dtype");
 }
 
 bool check_npy_descr(const std::string& descr, dtype d, const std::string& path) {
   const std::string want = npy_descr(d);
-  if (descr.size() >= 2 && descr.substr(1) == want.substr(1)) {
-    switch (descr[0]) {
-      case '<': case '=': case '|': return false;
-      case '>': return itemsize(d) > 1;
-      default: break;
-    }
+  // A byte order ('<', '>', '=' native, '|' not applicable) and a type code.
+  const bool ordered = descr.size() >= 2 &&
+                       std::string_view("<>=|").find(descr[0]) != std::string_view::npos;
+  const std::string_view code = ordered ? std::string_view(descr).substr(1) : std::string_view();
+  if (ordered && code == std::string_view(want).substr(1)) return descr[0] == '>' && itemsize(d) > 1;
+  // Another dtype strata reads: the caller asked for the wrong type (dtype_error). Anything
+  // else is a descr load_npy cannot read as any type: a malformed or unsupported file (io_error).
+  const bool known = ordered && std::any_of(std::begin(npy_codes), std::end(npy_codes),
+                                            [&](const npy_code& c) { return code == c.descr + 1; });
+  const std::string what = "load_npy: '" + path + "' holds dtype '" + descr + "', expected '" + want +
+                           "' (" + std::string(dtype_name(d)) + ")";
+  if (known) throw dtype_error(what);
+  throw io_error(what + ", and load_npy reads no such dtype");
+}
+
+std::size_t npy_data_bytes(const npy_header& h, std::size_t itemsize, std::istream& in,
+                           const std::string& path) {
+  // As NumPy ("array is too big"): the extents, a 0 counted as 1, times the item size must fit
+  // in int64, so that numel, every stride and every byte offset do, even for an empty array.
+  auto extent = static_cast<std::int64_t>(itemsize);
+  std::int64_t bytes = extent;
+  for (const std::int64_t d : h.shape) {
+    if (d < 0) malformed(path, "negative dim in shape " + to_string(h.shape));
+    if (__builtin_mul_overflow(extent, d > 1 ? d : 1, &extent))
+      malformed(path, "shape " + to_string(h.shape) + " is too large");
+    bytes *= d;  // at most extent: cannot overflow
   }
-  throw dtype_error("load_npy: '" + path + "' holds dtype '" + descr + "', expected '" + want +
-                    "' (" + std::string(dtype_name(d)) + ")");
+  // Compared with what the file holds before anything is allocated. Bytes after the data are
+  // ignored, as np.load ignores them (it reads the shape's worth and never looks further).
+  const std::uint64_t left = bytes_left(in, path);
+  if (static_cast<std::uint64_t>(bytes) > left)
+    throw io_error("load_npy: '" + path + "' is truncated: its header claims " + std::to_string(bytes) +
+                   " bytes of data, the file holds " + std::to_string(left));
+  return static_cast<std::size_t>(bytes);
 }
 
 void read_npy_data(std::istream& in, char* dst, std::size_t n, const std::string& path) {

@@ -10,10 +10,19 @@
 #include <new>
 
 inline std::atomic<long> allocations{0};
+/// The largest request seen since a test last set it to 0 (see counting::note_size).
+inline std::atomic<std::size_t> largest_allocation{0};
 
 namespace counting {
+/// Raises largest_allocation to n if n is larger.
+inline void note_size(std::size_t n) noexcept {
+  std::size_t seen = largest_allocation.load(std::memory_order_relaxed);
+  while (n > seen && !largest_allocation.compare_exchange_weak(seen, n, std::memory_order_relaxed)) {
+  }
+}
 inline void* allocate(std::size_t n, std::size_t align = 0) noexcept {
   allocations.fetch_add(1, std::memory_order_relaxed);
+  note_size(n);
   if (n == 0) n = 1;
   if (align > alignof(std::max_align_t)) {
     void* p = nullptr;
