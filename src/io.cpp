@@ -18,7 +18,7 @@ module strata.io;
 
 namespace strata::detail {
 namespace {
-constexpr std::int64_t threshold = 1000, edgeitems = 3, linewidth = 80, precision = 4;
+constexpr std::int64_t threshold = 1000, edgeitems = 3, linewidth = 80;  // torch.set_printoptions defaults
 
 bool summarized(int_list sizes) { return numel_of(sizes) > threshold; }
 
