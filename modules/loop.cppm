@@ -11,6 +11,7 @@ module;
 #include <complex>
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <new>
 #include <span>
 #include <string>
@@ -385,6 +386,8 @@ struct kernel {
 
 /// Reduces a contiguous array with W interleaved accumulators (whole vector registers for
 /// arithmetic types, so sum, prod, amax and amin all vectorise), then combines them pairwise.
+/// An Op with a NaN-ignoring `fast` combine (amax, amin) runs that (one max per vector)
+/// beside a NaN mask (one unordered compare) instead of a NaN-propagating select.
 template <class Op, class A>
 A chunk_reduce(const A* b, std::int64_t n) {
   if constexpr (std::is_arithmetic_v<A>) {
@@ -392,9 +395,23 @@ A chunk_reduce(const A* b, std::int64_t n) {
     A acc[W];
     for (A& a : acc) a = Op::template identity<A>();
     std::int64_t i = 0;
-    for (; i + W <= n; i += W)
-      for (int k = 0; k < W; ++k) acc[k] = Op::combine(acc[k], b[i + k]);
-    for (int k = 0; i < n; ++i, ++k) acc[k] = Op::combine(acc[k], b[i]);
+    if constexpr (std::is_floating_point_v<A> && requires { Op::fast(A{}, A{}); }) {
+      bool nan[W] = {};
+      for (; i + W <= n; i += W)
+        for (int k = 0; k < W; ++k) {
+          acc[k] = Op::fast(acc[k], b[i + k]);
+          nan[k] |= b[i + k] != b[i + k];
+        }
+      bool any = false;
+      for (int k = 0; k < W; ++k) any |= nan[k];
+      for (std::int64_t j = i; j < n; ++j) any |= b[j] != b[j];
+      if (any) return std::numeric_limits<A>::quiet_NaN();
+      for (int k = 0; i < n; ++i, ++k) acc[k] = Op::fast(acc[k], b[i]);
+    } else {
+      for (; i + W <= n; i += W)
+        for (int k = 0; k < W; ++k) acc[k] = Op::combine(acc[k], b[i + k]);
+      for (int k = 0; i < n; ++i, ++k) acc[k] = Op::combine(acc[k], b[i]);
+    }
     for (int w = W / 2; w >= 1; w /= 2)
       for (int k = 0; k < w; ++k) acc[k] = Op::combine(acc[k], acc[k + w]);
     return acc[0];

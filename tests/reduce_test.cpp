@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -207,4 +208,24 @@ TEST_CASE("float32 sums of 10^7 values are accurate on inner and outer axes", "[
   // Quad accumulation for ill-conditioned sums.
   auto ill = from_vector<double>({1e17, 1.0, -1e17, 1.0});
   CHECK(eval(sum<float128>(ill)).item() == float128(2));
+}
+
+TEST_CASE("amax and amin propagate NaN wherever it sits (vector lanes, tail, blocks)", "[reduce][nan]") {
+  for (const std::int64_t n : {std::int64_t{5}, std::int64_t{31}, std::int64_t{32}, std::int64_t{33},
+                               std::int64_t{1000}, std::int64_t{5000}, std::int64_t{70000}}) {
+    for (const std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {
+      Tensor<float> x = arange<float>(n) - static_cast<float>(n / 3);
+      CHECK(amax(x).item() == static_cast<float>(n - 1 - n / 3));
+      CHECK(amin(x).item() == static_cast<float>(-(n / 3)));
+      x[at] = std::numeric_limits<float>::quiet_NaN();
+      INFO("n = " << n << ", NaN at " << at);
+      CHECK(std::isnan(amax(x).item()));
+      CHECK(std::isnan(amin(x).item()));
+      CHECK(std::isnan(amax(x.view({1, n}), {1}).item()));
+      auto d = arange<double>(n);
+      d[at] = -std::numeric_limits<double>::infinity();
+      CHECK(amin(d).item() == -std::numeric_limits<double>::infinity());
+      CHECK(amax(d).item() == static_cast<double>(at == n - 1 ? n - 2 : n - 1));
+    }
+  }
 }
