@@ -571,7 +571,7 @@ void run_assign(const Tensor<O>& out, const E& e, leaf_operands<E>& ls, bool out
   const loop_plan plan = out_contiguous && ls.all_contiguous ? flat_plan(out.numel(), ls.ops)
                                                              : make_plan(out.sizes(), ls.ops);
   const kernel<O, E> k{&e};
-  execute(plan, &kernel<O, E>::row, &k);
+  execute(plan, &kernel<O, E>::row, &k, &kernel<O, E>::tile);
 }
 
 /// A fresh tensor holding e, laid out in its inputs' memory order.

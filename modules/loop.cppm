@@ -11,6 +11,7 @@ module;
 #include <complex>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <span>
@@ -175,9 +176,14 @@ class loop_status {
 using row_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n,
                         loop_status* status);
 
-/// Runs fn over the plan, splitting across threads above the grain; throws what the loop
-/// recorded in its status.
-void execute(const loop_plan& plan, row_fn fn, const void* ctx);
+/// A tile kernel: n0 x n1 elements of a tiled plan (dims 0 and 1); strides0[k] and
+/// strides1[k] (bytes) step operand k along them.
+using tile_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* strides0, const std::int64_t* strides1,
+                         std::int64_t n0, std::int64_t n1, loop_status* status);
+
+/// Runs fn over the plan, splitting across threads above the grain (a tiled plan hands whole
+/// tiles to tile when given); throws what the loop recorded in its status.
+void execute(const loop_plan& plan, row_fn fn, const void* ctx, tile_fn tile = nullptr);
 
 // ---- reductions ----
 /// The row kernels of one reduction, on accumulators of acc_size bytes (at most 64). The
@@ -268,6 +274,56 @@ struct strided_ptr {
   std::int64_t stride;
   T operator[](std::int64_t i) const { return *reinterpret_cast<const T*>(p + i * stride); }
 };
+
+/// Transposes a B x B block (B = 8 for 4-byte, 4 for 8-byte elements): row r of src (r * s0
+/// bytes on) holds B consecutive elements; dst[c * d0 + r] = src row r, element c. Written
+/// with the compiler's generic vector shuffles, which become unpack/shuffle/permute
+/// instructions for whatever ISA the user's translation unit targets.
+template <class T>
+void transpose_regs(const char* src, std::int64_t s0, T* dst, std::int64_t d0) {
+  if constexpr (sizeof(T) == 4) {
+    using V = std::uint32_t __attribute__((ext_vector_type(8)));
+    V r[8];
+    for (int k = 0; k < 8; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
+    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 8, 1, 9, 4, 12, 5, 13);
+    const V t1 = __builtin_shufflevector(r[0], r[1], 2, 10, 3, 11, 6, 14, 7, 15);
+    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 8, 1, 9, 4, 12, 5, 13);
+    const V t3 = __builtin_shufflevector(r[2], r[3], 2, 10, 3, 11, 6, 14, 7, 15);
+    const V t4 = __builtin_shufflevector(r[4], r[5], 0, 8, 1, 9, 4, 12, 5, 13);
+    const V t5 = __builtin_shufflevector(r[4], r[5], 2, 10, 3, 11, 6, 14, 7, 15);
+    const V t6 = __builtin_shufflevector(r[6], r[7], 0, 8, 1, 9, 4, 12, 5, 13);
+    const V t7 = __builtin_shufflevector(r[6], r[7], 2, 10, 3, 11, 6, 14, 7, 15);
+    const V u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+    const V u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+    const V u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+    const V u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+    const V u4 = __builtin_shufflevector(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13);
+    const V u5 = __builtin_shufflevector(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
+    const V u6 = __builtin_shufflevector(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13);
+    const V u7 = __builtin_shufflevector(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
+    const V o[8] = {__builtin_shufflevector(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15),
+                    __builtin_shufflevector(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15),
+                    __builtin_shufflevector(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15),
+                    __builtin_shufflevector(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15)};
+    for (int k = 0; k < 8; ++k) std::memcpy(dst + k * d0, &o[k], sizeof(V));
+  } else {
+    static_assert(sizeof(T) == 8);
+    using V = std::uint64_t __attribute__((ext_vector_type(4)));
+    V r[4];
+    for (int k = 0; k < 4; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
+    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 2, 6);
+    const V t1 = __builtin_shufflevector(r[0], r[1], 1, 5, 3, 7);
+    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 2, 6);
+    const V t3 = __builtin_shufflevector(r[2], r[3], 1, 5, 3, 7);
+    const V o[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 0, 1, 4, 5),
+                    __builtin_shufflevector(t0, t2, 2, 3, 6, 7), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+    for (int k = 0; k < 4; ++k) std::memcpy(dst + k * d0, &o[k], sizeof(V));
+  }
+}
 
 /// The row kernel of `out = e` for an output of type O, for any E with value_type,
 /// leaf_types, leaf_count and at<I>(args, i). Contiguous rows run a plain indexed loop that
@@ -381,6 +437,102 @@ struct kernel {
 
   static void row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
     static_cast<const kernel*>(ctx)->run(ptrs, s, n, st, std::make_index_sequence<N>{});
+  }
+
+  // An operand that is unit-stride along dim 1 but not along dim 0 (a.t() in a.t() + b):
+  // rows along dim 0 would read it one cache line per element.
+  static bool transposed(std::int64_t s0, std::int64_t s1, std::int64_t w) { return s1 == w && s0 != w && s0 != 0; }
+
+  /// A whole tile: transposed operands are transposed into L1 buffers in register-sized
+  /// blocks first, so every row runs on unit-stride data; a transposed output is written to a
+  /// buffer and transposed back.
+  static void tile(const void* ctx, char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1,
+                   std::int64_t n0, std::int64_t n1, loop_status* st) {
+    const auto& self = *static_cast<const kernel*>(ctx);
+    if constexpr (all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
+      self.tile_run(ptrs, s0, s1, n0, n1, st, std::make_index_sequence<N>{});
+    } else {
+      char* p[N + 1];
+      for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k];
+      for (std::int64_t j = 0; j < n1; ++j) {
+        self.run(p, s0, n0, st, std::make_index_sequence<N>{});
+        for (std::size_t k = 0; k <= N; ++k) p[k] += s1[k];
+      }
+    }
+  }
+
+  template <std::size_t... K>
+  void tile_run(char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1, std::int64_t n0, std::int64_t n1,
+                loop_status* st, std::index_sequence<K...> seq) const {
+    constexpr std::int64_t cap = detail::tile * tile_rows;
+    const bool out_t = transposed(s0[0], s1[0], sizeof(O));
+    const bool in_t[N + 1] = {false, transposed(s0[K + 1], s1[K + 1], sizeof(typename leaf_at<K, leaves>::type))...};
+    bool any = out_t;
+    for (std::size_t k = 1; k <= N; ++k) any = any || in_t[k];
+    if (!any || n0 > detail::tile || n1 > tile_rows) {
+      char* p[N + 1];
+      for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k];
+      for (std::int64_t j = 0; j < n1; ++j) {
+        run(p, s0, n0, st, seq);
+        for (std::size_t k = 0; k <= N; ++k) p[k] += s1[k];
+      }
+      return;
+    }
+    // Transposed inputs into [n1][n0] buffers; the rest read in place.
+    std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
+    ((in_t[K + 1] ? transpose_block(ptrs[K + 1], s0[K + 1], std::get<K>(bufs).data, n0, n1) : void()), ...);
+    chunk_buffer<O, cap> obuf;
+    std::int64_t rs[N + 1];
+    rs[0] = out_t ? static_cast<std::int64_t>(sizeof(O)) : s0[0];
+    ((rs[K + 1] = in_t[K + 1] ? static_cast<std::int64_t>(sizeof(typename leaf_at<K, leaves>::type)) : s0[K + 1]), ...);
+    char* p[N + 1];
+    for (std::int64_t j = 0; j < n1; ++j) {
+      p[0] = out_t ? reinterpret_cast<char*>(obuf.data + j * n0) : ptrs[0] + j * s1[0];
+      ((p[K + 1] = in_t[K + 1] ? reinterpret_cast<char*>(std::get<K>(bufs).data + j * n0) : ptrs[K + 1] + j * s1[K + 1]), ...);
+      run(p, rs, n0, st, seq);
+    }
+    if (out_t) transpose_back(obuf.data, ptrs[0], s0[0], n0, n1);
+  }
+
+  // dst[j * n0 + i] = element (i, j) of src (i along dim 0 at byte stride s0, j unit-stride).
+  template <class T>
+  static void transpose_block(const char* src, std::int64_t s0, T* dst, std::int64_t n0, std::int64_t n1) {
+    constexpr std::int64_t B = sizeof(T) == 4 ? 8 : sizeof(T) == 8 ? 4 : 1;
+    std::int64_t i = 0;
+    if constexpr (B > 1) {
+      for (; i + B <= n0; i += B) {
+        std::int64_t j = 0;
+        for (; j + B <= n1; j += B)
+          transpose_regs<T>(src + i * s0 + j * static_cast<std::int64_t>(sizeof(T)), s0, dst + j * n0 + i, n0);
+        for (; j < n1; ++j)
+          for (std::int64_t ii = i; ii < i + B; ++ii) dst[j * n0 + ii] = at<T>(src, ii, j, s0);
+      }
+    }
+    for (; i < n0; ++i)
+      for (std::int64_t j = 0; j < n1; ++j) dst[j * n0 + i] = at<T>(src, i, j, s0);
+  }
+  // Element (i, j) of out (i along dim 0 at byte stride s0, j unit-stride) = buf[j * n0 + i].
+  static void transpose_back(const O* buf, char* out, std::int64_t s0, std::int64_t n0, std::int64_t n1) {
+    constexpr std::int64_t B = sizeof(O) == 4 ? 8 : sizeof(O) == 8 ? 4 : 1;
+    constexpr auto w = static_cast<std::int64_t>(sizeof(O));
+    std::int64_t j = 0;
+    if constexpr (B > 1) {
+      // out viewed from dim 1's side is buf transposed: (j, i) of out^T is buf[j][i].
+      for (; j + B <= n1; j += B) {
+        std::int64_t i = 0;
+        for (; i + B <= n0; i += B)
+          transpose_regs<O>(reinterpret_cast<const char*>(buf + j * n0 + i), n0 * w,
+                            reinterpret_cast<O*>(out + i * s0 + j * w), s0 / w);
+        for (; i < n0; ++i)
+          for (std::int64_t jj = j; jj < j + B; ++jj) *reinterpret_cast<O*>(out + i * s0 + jj * w) = buf[jj * n0 + i];
+      }
+    }
+    for (; j < n1; ++j)
+      for (std::int64_t i = 0; i < n0; ++i) *reinterpret_cast<O*>(out + i * s0 + j * w) = buf[j * n0 + i];
+  }
+  template <class T>
+  static T at(const char* src, std::int64_t i, std::int64_t j, std::int64_t s0) {
+    return *reinterpret_cast<const T*>(src + i * s0 + j * static_cast<std::int64_t>(sizeof(T)));
   }
 };
 

@@ -87,7 +87,7 @@ void run_unary_loop(const layout& dst, O* dst_data, const Src& src, const layout
   const std::int64_t numel = numel_of(dst.sizes);
   const loop_plan plan = flat ? flat_plan(numel, span) : make_plan(dst.sizes, span);
   const kernel<O, Src> k{&src};
-  execute(plan, &kernel<O, Src>::row, &k);
+  execute(plan, &kernel<O, Src>::row, &k, &kernel<O, Src>::tile);
 }
 }  // namespace strata::detail
 
