@@ -25,6 +25,7 @@ import subprocess
 import sys
 
 HAND = "best hand"
+NOISY_CV = 0.10  # a ratio whose operands vary more than this between repetitions is marked noisy
 
 
 class Case:
@@ -240,7 +241,9 @@ def check_target(res, case, tgt):
         return (f"{name} / {ref if ref != HAND else 'best hand loop'}", "n/a (not measured)", f">= {ratio}x", None)
     r = speed_ratio(res, name, ref_name)
     label = f"{name} / {ref_name}" + (" (best hand loop)" if ref == HAND else "")
-    return (label, f"{r:.2f}x", f">= {ratio}x" + (f" ({note})" if note else ""), r >= ratio)
+    cvs = [res[n].get("cv") for n in (name, ref_name) if res[n].get("cv") is not None]
+    noisy = f" (noisy: cv {100 * max(cvs):.0f}%)" if cvs and max(cvs) > NOISY_CV else ""
+    return (label, f"{r:.2f}x{noisy}", f">= {ratio}x" + (f" ({note})" if note else ""), r >= ratio)
 
 
 def report(res, meta):
