@@ -4,8 +4,11 @@
 // binary, so that ratios from one run are comparable. Bytes counted: every element read or
 // written once. Report: tools/bench_report.py.
 #include <benchmark/benchmark.h>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "hand_kernels.hpp"
 import strata;
 using namespace strata;
 
@@ -187,6 +190,31 @@ void W4_hand(benchmark::State& s) {
   bytes(s, 2 * M * M * 4);
 }
 
+// The row broadcast hoisted by hand: col[r] broadcast once a row (or once for R rows, which
+// then share each vector load of the row), explicit FMA vectors.
+void W4_hand_simd(benchmark::State& s) {
+  buf<float> a(M, 1), b(M, 2), c(M * M, 3), out(M * M);
+  auto run = [&] {
+    hand::outer_add<1>(a.data(), b.data(), c.data(), out.data(), M, M);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 2 * M * M * 4);
+}
+void W4_hand_rows4(benchmark::State& s) {
+  buf<float> a(M, 1), b(M, 2), c(M * M, 3), out(M * M);
+  auto run = [&] {
+    hand::outer_add<4>(a.data(), b.data(), c.data(), out.data(), M, M);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 2 * M * M * 4);
+}
+
 // ---- W5: a.t() + b on [M, M] ----
 void W5_strata(benchmark::State& s) {
   threads_guard g(1);
@@ -225,6 +253,78 @@ void W5_hand_blocked(benchmark::State& s) {
   run();  // warm-up: first touch of fresh memory is not what we measure
   for (auto _ : s) run();
   bytes(s, 3 * M * M * 4);
+}
+
+// The transpose done in registers: 16x16 tiles (AVX-512) or 8x8 tiles (AVX), each loaded as
+// 16 (8) rows of a, transposed with unpack/shuffle/permute, added to b and stored, the tiles
+// visited in 256x256 blocks (bench/hand_kernels.hpp).
+#if defined(__AVX512F__)
+void W5_hand_avx512_16x16(benchmark::State& s) {
+  buf<float> a(M * M, 1), b(M * M, 2), out(M * M);
+  auto run = [&] {
+    hand::transpose_add_16x16(a.data(), M, b.data(), M, out.data(), M, M, M);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 3 * M * M * 4);
+}
+#endif
+#if defined(__AVX2__)
+void W5_hand_avx_8x8(benchmark::State& s) {
+  buf<float> a(M * M, 1), b(M * M, 2), out(M * M);
+  auto run = [&] {
+    hand::transpose_add_8x8(a.data(), M, b.data(), M, out.data(), M, M, M);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 3 * M * M * 4);
+}
+#endif
+
+// ---- 3-D permutes: x.permute({0, 2, 1}) + y and x.permute({2, 1, 0}) + y, x [64, 512, 512] ----
+constexpr std::int64_t P0 = 64, P1 = 512, P2 = 512, PN = P0 * P1 * P2;
+void P021_strata(benchmark::State& s) {
+  threads_guard g(1);
+  auto x = filled<float>({P0, P1, P2}, 1), y = filled<float>({P0, P2, P1}, 2), out = empty<float>({P0, P2, P1});
+  auto run = [&] { out.assign(x.permute({0, 2, 1}) + y); };
+  run();  // warm-up
+  for (auto _ : s) run();
+  bytes(s, 3 * PN * 4);
+}
+void P021_hand(benchmark::State& s) {  // a batch of [512, 512] tiled transposes
+  buf<float> x(PN, 1), y(PN, 2), out(PN);
+  auto run = [&] {
+    for (std::int64_t b = 0; b < P0; ++b)
+      hand::transpose_add(x.data() + b * P1 * P2, P2, y.data() + b * P1 * P2, P1, out.data() + b * P1 * P2, P1, P2, P1);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 3 * PN * 4);
+}
+void P210_strata(benchmark::State& s) {
+  threads_guard g(1);
+  auto x = filled<float>({P0, P1, P2}, 1), y = filled<float>({P2, P1, P0}, 2), out = empty<float>({P2, P1, P0});
+  auto run = [&] { out.assign(x.permute({2, 1, 0}) + y); };
+  run();  // warm-up
+  for (auto _ : s) run();
+  bytes(s, 3 * PN * 4);
+}
+void P210_hand(benchmark::State& s) {  // tiles over (dim 2, dim 0), the middle dim innermost
+  buf<float> x(PN, 1), y(PN, 2), out(PN);
+  auto run = [&] {
+    hand::permute210_add(x.data(), y.data(), out.data(), P0, P1, P2);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 3 * PN * 4);
 }
 
 // ---- W6: mixed types ----
@@ -297,6 +397,151 @@ void W9_hand(benchmark::State& s) {
   bytes(s, (M * M + M * M / 2) * 4);
 }
 
+// ---- W10: three strided operands, out = a[:, 0::3] + b[:, 1::3] + c[:, 2::3] ----
+// One base (a = b = c = x [M, 3 * 1024]: the three channels of x summed; every byte of x
+// read) and three bases (a, b, c each [M, 3 * 1024]; a third of each counted, as the
+// elements read, though whole lines travel). Bytes: the elements read and written.
+constexpr std::int64_t S3 = 1024;
+void W10_one_base_strata(benchmark::State& s) {
+  threads_guard g(1);
+  auto x = filled<float>({M, 3 * S3}, 1), out = empty<float>({M, S3});
+  auto run = [&] { out.assign(x.slice(1, 0, {}, 3) + x.slice(1, 1, {}, 3) + x.slice(1, 2, {}, 3)); };
+  run();  // warm-up
+  for (auto _ : s) run();
+  bytes(s, (3 * M * S3 + M * S3) * 4);
+}
+void W10_one_base_hand(benchmark::State& s) {  // 3 vectors in, each channel gathered by two vpermt2ps
+  buf<float> x(M * 3 * S3, 1), out(M * S3);
+  auto run = [&] {
+    hand::stride3_add(x.data(), x.data(), x.data(), 3 * S3, out.data(), M, S3);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, (3 * M * S3 + M * S3) * 4);
+}
+void W10_one_base_hand_plain(benchmark::State& s) {  // the strides known, left to the compiler
+  buf<float> x(M * 3 * S3, 1), out(M * S3);
+  auto run = [&] {
+    for (std::int64_t i = 0; i < M; ++i) {
+      const float* __restrict px = x.data() + i * 3 * S3; float* __restrict po = out.data() + i * S3;
+      for (std::int64_t j = 0; j < S3; ++j) po[j] = px[3 * j] + px[3 * j + 1] + px[3 * j + 2];
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, (3 * M * S3 + M * S3) * 4);
+}
+void W10_three_bases_strata(benchmark::State& s) {
+  threads_guard g(1);
+  auto a = filled<float>({M, 3 * S3}, 1), b = filled<float>({M, 3 * S3}, 2), c = filled<float>({M, 3 * S3}, 3),
+       out = empty<float>({M, S3});
+  auto run = [&] { out.assign(a.slice(1, 0, {}, 3) + b.slice(1, 1, {}, 3) + c.slice(1, 2, {}, 3)); };
+  run();  // warm-up
+  for (auto _ : s) run();
+  bytes(s, 4 * M * S3 * 4);
+}
+void W10_three_bases_hand(benchmark::State& s) {
+  buf<float> a(M * 3 * S3, 1), b(M * 3 * S3, 2), c(M * 3 * S3, 3), out(M * S3);
+  auto run = [&] {
+    hand::stride3_add(a.data(), b.data(), c.data(), 3 * S3, out.data(), M, S3);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 4 * M * S3 * 4);
+}
+
+// ---- transcendental: exp(a) and W11 exp(-a*a) * tanh(b) + sigmoid(c), 2^24 floats ----
+void exp_strata(benchmark::State& s) {
+  threads_guard g(1);
+  auto a = filled<float>({N}, -2), out = empty<float>({N});
+  auto run = [&] { out.assign(strata::exp(a)); };
+  run();  // warm-up
+  for (auto _ : s) run();
+  bytes(s, 2 * N * 4);
+}
+void exp_hand_libm(benchmark::State& s) {  // a plain std::exp loop (glibc's expf, one call an element)
+  buf<float> a(N, 0), out(N);
+  for (std::int64_t i = 0; i < N; ++i) a[static_cast<std::size_t>(i)] = -2.0f + static_cast<float>(i % 1000) * 1e-3f;
+  auto run = [&] {
+    const float* __restrict pa = a.data(); float* __restrict po = out.data();
+    for (std::int64_t i = 0; i < N; ++i) po[i] = std::exp(pa[i]);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 2 * N * 4);
+}
+void copy_hand(benchmark::State& s) {  // out = a: the same bytes, no arithmetic (for scale)
+  buf<float> a(N, 1), out(N);
+  auto run = [&] {
+    const float* __restrict pa = a.data(); float* __restrict po = out.data();
+    for (std::int64_t i = 0; i < N; ++i) po[i] = pa[i];
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 2 * N * 4);
+}
+#if defined(HAND_LIBMVEC) && (defined(__AVX512F__) || defined(__AVX2__))
+void exp_hand_libmvec(benchmark::State& s) {  // glibc's vector expf (libmvec), 16 or 8 lanes a call
+  buf<float> a(N, 0), out(N);
+  for (std::int64_t i = 0; i < N; ++i) a[static_cast<std::size_t>(i)] = -2.0f + static_cast<float>(i % 1000) * 1e-3f;
+  auto run = [&] {
+    hand::exp_libmvec(a.data(), out.data(), N);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 2 * N * 4);
+}
+#endif
+void W11_strata(benchmark::State& s) {
+  threads_guard g(1);
+  auto a = filled<float>({N}, -0.5), b = filled<float>({N}, -0.5), c = filled<float>({N}, -0.5), out = empty<float>({N});
+  auto run = [&] { out.assign(strata::exp(-a * a) * strata::tanh(b) + strata::sigmoid(c)); };
+  run();  // warm-up
+  for (auto _ : s) run();
+  bytes(s, 4 * N * 4);
+}
+void W11_hand_libm(benchmark::State& s) {  // scalar libm calls: expf, tanhf, expf
+  buf<float> a(N, 0), b(N, 0), c(N, 0), out(N);
+  for (std::int64_t i = 0; i < N; ++i) a[static_cast<std::size_t>(i)] = b[static_cast<std::size_t>(i)] = c[static_cast<std::size_t>(i)] = -0.5f + static_cast<float>(i % 1000) * 1e-3f;
+  auto run = [&] {
+    const float* __restrict pa = a.data(); const float* __restrict pb = b.data(); const float* __restrict pc = c.data();
+    float* __restrict po = out.data();
+    for (std::int64_t i = 0; i < N; ++i) po[i] = std::exp(-pa[i] * pa[i]) * std::tanh(pb[i]) + 1.0f / (1.0f + std::exp(-pc[i]));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 4 * N * 4);
+}
+
+#if defined(HAND_LIBMVEC) && (defined(__AVX512F__) || defined(__AVX2__))
+void W11_hand_libmvec(benchmark::State& s) {  // glibc's vector expf and tanhf (libmvec)
+  buf<float> a(N, 0), b(N, 0), c(N, 0), out(N);
+  for (std::int64_t i = 0; i < N; ++i) a[static_cast<std::size_t>(i)] = b[static_cast<std::size_t>(i)] = c[static_cast<std::size_t>(i)] = -0.5f + static_cast<float>(i % 1000) * 1e-3f;
+  auto run = [&] {
+    hand::w11_libmvec(a.data(), b.data(), c.data(), out.data(), N);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up: first touch of fresh memory is not what we measure
+  for (auto _ : s) run();
+  bytes(s, 4 * N * 4);
+}
+#endif
+
 // ---- W-small: a 3-op expression over 100 elements, built and assigned each time ----
 void Wsmall_strata(benchmark::State& s) {
   threads_guard g(1);
@@ -333,15 +578,41 @@ BENCHMARK(W3_hand)->Unit(benchmark::kMillisecond);
 BENCHMARK(W3_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(W4_hand)->Unit(benchmark::kMillisecond);
 BENCHMARK(W4_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(W4_hand_simd)->Unit(benchmark::kMillisecond);
+BENCHMARK(W4_hand_rows4)->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_hand_naive)->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_hand_blocked)->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_strata)->Unit(benchmark::kMillisecond);
+#if defined(__AVX512F__)
+BENCHMARK(W5_hand_avx512_16x16)->Unit(benchmark::kMillisecond);
+#endif
+#if defined(__AVX2__)
+BENCHMARK(W5_hand_avx_8x8)->Unit(benchmark::kMillisecond);
+#endif
+BENCHMARK(P021_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(P021_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(P210_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(P210_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(W6_int_float_hand)->Unit(benchmark::kMillisecond);
 BENCHMARK(W6_int_float_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(W6_float_double_hand)->Unit(benchmark::kMillisecond);
 BENCHMARK(W6_float_double_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(W9_hand)->Unit(benchmark::kMillisecond);
 BENCHMARK(W9_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(W10_one_base_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(W10_one_base_hand_plain)->Unit(benchmark::kMillisecond);
+BENCHMARK(W10_one_base_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(W10_three_bases_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(W10_three_bases_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(copy_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(exp_hand_libm)->Unit(benchmark::kMillisecond);
+BENCHMARK(exp_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(W11_hand_libm)->Unit(benchmark::kMillisecond);
+BENCHMARK(W11_strata)->Unit(benchmark::kMillisecond);
+#if defined(HAND_LIBMVEC) && (defined(__AVX512F__) || defined(__AVX2__))
+BENCHMARK(exp_hand_libmvec)->Unit(benchmark::kMillisecond);
+BENCHMARK(W11_hand_libmvec)->Unit(benchmark::kMillisecond);
+#endif
 BENCHMARK(Wsmall_hand);
 BENCHMARK(Wsmall_strata);
 BENCHMARK_MAIN();
