@@ -536,40 +536,49 @@ struct kernel {
   }
 };
 
-/// Reduces a contiguous array with W interleaved accumulators (whole vector registers for
-/// arithmetic types, so sum, prod, amax and amin all vectorise), then combines them pairwise.
-/// An Op with a NaN-ignoring `fast` combine (amax, amin) runs that (one max per vector)
-/// beside a NaN mask (one unordered compare) instead of a NaN-propagating select.
-template <class Op, class A>
-A chunk_reduce(const A* b, std::int64_t n) {
+/// Reduces a contiguous array with W interleaved accumulators (256 bytes: four 512-bit
+/// registers, enough independent chains and loads in flight to reach memory bandwidth; the
+/// same for any ISA, so the bits are too), then combines them pairwise. An Op with a
+/// NaN-ignoring `fast` combine (amax, amin) runs it on half as many lanes beside a NaN mask
+/// (one max and one unordered compare per vector) instead of a NaN-propagating select.
+template <class Op, class A, class V>
+A chunk_reduce(const V* in, std::int64_t n) {
+  // Elements of another type (all(x) of floats) are converted as they are read.
+  const auto b = [in](std::int64_t i) { return convert<A>(in[i]); };
   if constexpr (std::is_arithmetic_v<A>) {
-    constexpr int W = sizeof(A) >= 8 ? 16 : 32;
-    A acc[W];
-    for (A& a : acc) a = Op::template identity<A>();
+    constexpr int W = sizeof(A) >= 4 ? static_cast<int>(256 / sizeof(A)) : 64;
     std::int64_t i = 0;
     if constexpr (std::is_floating_point_v<A> && requires { Op::fast(A{}, A{}); }) {
-      bool nan[W] = {};
-      for (; i + W <= n; i += W)
-        for (int k = 0; k < W; ++k) {
-          acc[k] = Op::fast(acc[k], b[i + k]);
-          nan[k] |= b[i + k] != b[i + k];
+      constexpr int M = W / 2;  // the mask doubles the live registers
+      A lanes[M];
+      bool nan[M] = {};
+      for (A& a : lanes) a = Op::template identity<A>();
+      for (; i + M <= n; i += M)
+        for (int k = 0; k < M; ++k) {
+          lanes[k] = Op::fast(lanes[k], b(i + k));
+          nan[k] |= b(i + k) != b(i + k);
         }
       bool any = false;
-      for (int k = 0; k < W; ++k) any |= nan[k];
-      for (std::int64_t j = i; j < n; ++j) any |= b[j] != b[j];
+      for (int k = 0; k < M; ++k) any |= nan[k];
+      for (std::int64_t j = i; j < n; ++j) any |= b(j) != b(j);
       if (any) return std::numeric_limits<A>::quiet_NaN();
-      for (int k = 0; i < n; ++i, ++k) acc[k] = Op::fast(acc[k], b[i]);
+      for (int k = 0; i < n; ++i, ++k) lanes[k] = Op::fast(lanes[k], b(i));
+      for (int w = M / 2; w >= 1; w /= 2)
+        for (int k = 0; k < w; ++k) lanes[k] = Op::fast(lanes[k], lanes[k + w]);
+      return lanes[0];
     } else {
+      A acc[W];
+      for (A& a : acc) a = Op::template identity<A>();
       for (; i + W <= n; i += W)
-        for (int k = 0; k < W; ++k) acc[k] = Op::combine(acc[k], b[i + k]);
-      for (int k = 0; i < n; ++i, ++k) acc[k] = Op::combine(acc[k], b[i]);
+        for (int k = 0; k < W; ++k) acc[k] = Op::combine(acc[k], b(i + k));
+      for (int k = 0; i < n; ++i, ++k) acc[k] = Op::combine(acc[k], b(i));
+      for (int w = W / 2; w >= 1; w /= 2)
+        for (int k = 0; k < w; ++k) acc[k] = Op::combine(acc[k], acc[k + w]);
+      return acc[0];
     }
-    for (int w = W / 2; w >= 1; w /= 2)
-      for (int k = 0; k < w; ++k) acc[k] = Op::combine(acc[k], acc[k + w]);
-    return acc[0];
   } else {
     A acc = Op::template identity<A>();
-    for (std::int64_t i = 0; i < n; ++i) acc = Op::combine(acc, b[i]);
+    for (std::int64_t i = 0; i < n; ++i) acc = Op::combine(acc, b(i));
     return acc;
   }
 }
@@ -582,11 +591,12 @@ struct reduction_kernels {
   static_assert(sizeof(A) <= 64 && std::is_trivially_destructible_v<A>,
                 "reduction_kernels: accumulators are raw, never-destroyed memory of at most 64 bytes");
   kernel<A, E> eval;
-  static constexpr bool plain_leaf = requires { E::is_plain_leaf; } && std::is_same_v<typename E::value_type, A>;
+  static constexpr bool plain_leaf = requires { E::is_plain_leaf; };
+  using V = typename E::value_type;
 
   // n values along dim 0 as a contiguous array: in place when possible, else into buf.
   const A* values(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
-    if constexpr (plain_leaf) {
+    if constexpr (plain_leaf && std::is_same_v<V, A>) {
       if (s[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(ptrs[1]);
     }
     char* p[max_operands];
@@ -606,7 +616,7 @@ struct reduction_kernels {
   }
   A reduce(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) const {
     if constexpr (plain_leaf) {
-      if (s[1] == static_cast<std::int64_t>(sizeof(A))) return chunk_reduce<Op>(reinterpret_cast<const A*>(ptrs[1]), n);
+      if (s[1] == static_cast<std::int64_t>(sizeof(V))) return chunk_reduce<Op, A>(reinterpret_cast<const V*>(ptrs[1]), n);
     }
     chunk_buffer<A, reduce_chunk> buf;
     char* p[max_operands];
@@ -614,7 +624,7 @@ struct reduction_kernels {
     A acc = Op::template identity<A>();
     for (std::int64_t c = 0; c < n; c += reduce_chunk) {
       const std::int64_t m = n - c < reduce_chunk ? n - c : reduce_chunk;
-      acc = Op::combine(acc, chunk_reduce<Op>(values(p, s, m, buf.data, st), m));
+      acc = Op::combine(acc, chunk_reduce<Op, A>(values(p, s, m, buf.data, st), m));
       step(p, s, m);
     }
     return acc;

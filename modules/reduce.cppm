@@ -56,13 +56,14 @@ struct amin_r {
   /// The smaller, ignoring NaN (the chunk reducer tracks NaN apart): one min instruction.
   template <class A> static A fast(A a, A b) { return a < b ? a : b; }
 };
+// On bool (0 or 1) the bitwise forms are the logical ones, and vectorise as plain and/or.
 struct all_r {
   template <class A> static A identity() { return true; }
-  template <class A> static A combine(A a, A b) { return a && b; }
+  template <class A> static A combine(A a, A b) { return a & b; }
 };
 struct any_r {
   template <class A> static A identity() { return false; }
-  template <class A> static A combine(A a, A b) { return a || b; }
+  template <class A> static A combine(A a, A b) { return a | b; }
 };
 
 /// Sum and prod: integers and bool accumulate (and result) in int64, floats in their compute type.
