@@ -23,6 +23,18 @@ import strata.loop;
 namespace strata::detail {
 template <element O, class E>
 Tensor<O> eval_fresh(const E& e);
+/// Child x's elements [i0, i0 + n) converted to C, into out.
+template <std::size_t I, class C, class X, class P>
+void chunk_as(const X& x, const P& p, std::int64_t i0, std::int64_t n, C* out) {
+  using CX = compute_t<typename X::value_type>;
+  if constexpr (std::is_same_v<CX, C>) {
+    x.template eval_chunk<I>(p, i0, n, out);
+  } else {
+    chunk_buffer<CX, vchunk> tmp;
+    x.template eval_chunk<I>(p, i0, n, tmp.data);
+    for (std::int64_t j = 0; j < n; ++j) out[j] = convert<C>(tmp.data[j]);
+  }
+}
 template <element O, class E>
 void assign_into(const Tensor<O>& dst, const E& e);
 }  // namespace strata::detail
@@ -34,6 +46,12 @@ export namespace strata {
 template <class D>
 struct expression_base {
   static constexpr bool is_strata_expression = true;
+  static constexpr bool has_vmath = false;  ///< some node below evaluates by array functions
+  /// Elements [i0, i0 + n) of the result (n <= 512) into out, in the compute type.
+  template <std::size_t I, class P, class F>
+  void eval_chunk(const P& p, std::int64_t i0, std::int64_t n, F* out) const {
+    for (std::int64_t j = 0; j < n; ++j) out[j] = static_cast<F>(self().template at<I>(p, i0 + j));
+  }
   /// The result's dtype.
   static constexpr strata::dtype dtype() noexcept { return dtype_v<typename D::value_type>; }
   /// Number of dims of the result.
@@ -101,6 +119,7 @@ struct unary_expr : expression_base<unary_expr<Op, A>> {
   using value_type = typename Op::template result_t<typename A::value_type>;
   using leaf_types = typename A::leaf_types;
   static constexpr std::size_t leaf_count = A::leaf_count;
+  static constexpr bool has_vmath = A::has_vmath || detail::chunk_op<Op, detail::compute_t<value_type>>;
   A a;  ///< the operand
   /// The operand's sizes.
   int_list sizes() const noexcept { return a.sizes(); }
@@ -108,6 +127,26 @@ struct unary_expr : expression_base<unary_expr<Op, A>> {
   template <std::size_t I, class P>
   detail::compute_t<value_type> at(const P& p, std::int64_t i) const {
     return Op::template apply<value_type>(a.template at<I>(p, i));
+  }
+  /// Elements [i0, i0 + n): array functions (SLEEF) where the operation has them.
+  template <std::size_t I, class P, class F>
+  void eval_chunk(const P& p, std::int64_t i0, std::int64_t n, F* out) const {
+    if constexpr (!has_vmath) {
+      for (std::int64_t j = 0; j < n; ++j) out[j] = at<I>(p, i0 + j);
+    } else if constexpr (detail::chunk_op<Op, F>) {
+      using Ptr = std::remove_cvref_t<decltype(std::get<I>(p.ptrs))>;
+      if constexpr (std::is_same_v<A, leaf_expr<F>> && std::is_same_v<Ptr, const F*>) {
+        Op::apply_chunk(std::get<I>(p.ptrs) + i0, out, n);  // a contiguous operand, read in place
+      } else {
+        detail::chunk_as<I>(a, p, i0, n, out);
+        Op::apply_chunk(out, out, n);
+      }
+    } else {
+      using CA = detail::compute_t<typename A::value_type>;
+      detail::chunk_buffer<CA, detail::vchunk> tmp;
+      a.template eval_chunk<I>(p, i0, n, tmp.data);
+      for (std::int64_t j = 0; j < n; ++j) out[j] = Op::template apply<value_type>(tmp.data[j]);
+    }
   }
   /// Visits the operand's leaves.
   template <std::size_t I, class F>
@@ -121,6 +160,7 @@ struct binary_expr : expression_base<binary_expr<Op, A, B, Common>> {
   using value_type = typename Op::template result_t<Common>;
   using leaf_types = typename detail::concat<typename A::leaf_types, typename B::leaf_types>::type;
   static constexpr std::size_t leaf_count = A::leaf_count + B::leaf_count;
+  static constexpr bool has_vmath = A::has_vmath || B::has_vmath || detail::chunk_op2<Op, detail::compute_t<Common>>;
   A a;  ///< left operand
   B b;  ///< right operand
   dim_vector shape;  ///< the broadcast shape
@@ -133,9 +173,35 @@ struct binary_expr : expression_base<binary_expr<Op, A, B, Common>> {
     using C = detail::compute_t<Common>;
     const C x = detail::convert<C>(a.template at<I>(p, i));
     const C y = detail::convert<C>(b.template at<I + A::leaf_count>(p, i));
+    return combine(x, y, p);
+  }
+  /// Elements [i0, i0 + n): both operands a chunk at a time, then the operation.
+  template <std::size_t I, class P, class F>
+  void eval_chunk(const P& p, std::int64_t i0, std::int64_t n, F* out) const {
+    using C = detail::compute_t<Common>;
+    if constexpr (!has_vmath) {
+      for (std::int64_t j = 0; j < n; ++j) out[j] = static_cast<F>(at<I>(p, i0 + j));
+    } else {
+      detail::chunk_buffer<C, detail::vchunk> x, y;
+      detail::chunk_as<I>(a, p, i0, n, x.data);
+      detail::chunk_as<I + A::leaf_count>(b, p, i0, n, y.data);
+      if constexpr (detail::chunk_op2<Op, C> && std::is_same_v<F, C>) {
+        Op::apply_chunk2(x.data, y.data, n);
+        for (std::int64_t j = 0; j < n; ++j) out[j] = x.data[j];
+      } else {
+        for (std::int64_t j = 0; j < n; ++j) out[j] = static_cast<F>(combine(x.data[j], y.data[j], p));
+      }
+    }
+  }
+
+ private:
+  template <class C, class P>
+  static detail::compute_t<value_type> combine(C x, C y, const P& p) {
     if constexpr (requires { Op::reports_errors; }) return Op::template apply<value_type>(x, y, *p.status);
     else return Op::template apply<value_type>(x, y);
   }
+
+ public:
   /// Visits both operands' leaves.
   template <std::size_t I, class F>
   void for_each_leaf(F&& f) const {
@@ -151,6 +217,7 @@ struct where_expr : expression_base<where_expr<Cond, X, Y, Common>> {
   using leaf_types = typename detail::concat_all<typename Cond::leaf_types, typename X::leaf_types,
                                                  typename Y::leaf_types>::type;
   static constexpr std::size_t leaf_count = Cond::leaf_count + X::leaf_count + Y::leaf_count;
+  static constexpr bool has_vmath = Cond::has_vmath || X::has_vmath || Y::has_vmath;
   Cond c;  ///< the condition
   X x;     ///< taken where c is true
   Y y;     ///< taken where c is false
@@ -165,6 +232,21 @@ struct where_expr : expression_base<where_expr<Cond, X, Y, Common>> {
     const C vx = detail::convert<C>(x.template at<I + Cond::leaf_count>(p, i));
     const C vy = detail::convert<C>(y.template at<I + Cond::leaf_count + X::leaf_count>(p, i));
     return c.template at<I>(p, i) ? vx : vy;
+  }
+  /// Elements [i0, i0 + n), each operand a chunk at a time.
+  template <std::size_t I, class P, class F>
+  void eval_chunk(const P& p, std::int64_t i0, std::int64_t n, F* out) const {
+    using C = detail::compute_t<Common>;
+    if constexpr (!has_vmath) {
+      for (std::int64_t j = 0; j < n; ++j) out[j] = static_cast<F>(at<I>(p, i0 + j));
+    } else {
+      detail::chunk_buffer<detail::compute_t<typename Cond::value_type>, detail::vchunk> cb;
+      detail::chunk_buffer<C, detail::vchunk> xb, yb;
+      c.template eval_chunk<I>(p, i0, n, cb.data);
+      detail::chunk_as<I + Cond::leaf_count>(x, p, i0, n, xb.data);
+      detail::chunk_as<I + Cond::leaf_count + X::leaf_count>(y, p, i0, n, yb.data);
+      for (std::int64_t j = 0; j < n; ++j) out[j] = static_cast<F>(cb.data[j] ? xb.data[j] : yb.data[j]);
+    }
   }
   /// Visits the leaves of c, x and y.
   template <std::size_t I, class F>
@@ -184,11 +266,25 @@ struct cast_expr : expression_base<cast_expr<T, A>> {
   A a;  ///< the operand
   /// The operand's sizes.
   int_list sizes() const noexcept { return a.sizes(); }
+  static constexpr bool has_vmath = A::has_vmath;
   /// Element i, converted.
   template <std::size_t I, class P>
   detail::compute_t<T> at(const P& p, std::int64_t i) const {
     using V = detail::compute_t<typename A::value_type>;
     return static_cast<detail::compute_t<T>>(detail::convert<T>(static_cast<V>(a.template at<I>(p, i))));
+  }
+  /// Elements [i0, i0 + n), converted.
+  template <std::size_t I, class P, class F>
+  void eval_chunk(const P& p, std::int64_t i0, std::int64_t n, F* out) const {
+    using V = detail::compute_t<typename A::value_type>;
+    if constexpr (!has_vmath) {
+      for (std::int64_t j = 0; j < n; ++j) out[j] = static_cast<F>(at<I>(p, i0 + j));
+    } else {
+      detail::chunk_buffer<V, detail::vchunk> tmp;
+      a.template eval_chunk<I>(p, i0, n, tmp.data);
+      for (std::int64_t j = 0; j < n; ++j)
+        out[j] = static_cast<F>(static_cast<detail::compute_t<T>>(detail::convert<T>(tmp.data[j])));
+    }
   }
   /// Visits the operand's leaves.
   template <std::size_t I, class F>
@@ -403,6 +499,10 @@ struct floor_divide_op : same_type {
   }
 };
 struct pow_op : same_type {
+  /// The array form for float and double: SLEEF's 1-ulp pow.
+  template <class F>
+    requires(std::is_same_v<F, float> || std::is_same_v<F, double>)
+  static void apply_chunk2(F* x, const F* e, std::int64_t n) { vpow(x, e, x, n); }
   template <class R, class C> static compute_t<R> apply(C a, C b) {
     if constexpr (is_bool_v<C>) {
       return a || !b;
@@ -462,7 +562,14 @@ struct abs_op {
   }
 };
 
-#define STRATA_FLOAT_UNARY(NAME, EXPR)                                          \
+/// Square root: the IEEE instruction for float and double (no errno, so it vectorises).
+template <class F>
+F root(F x) {
+  if constexpr (std::is_same_v<F, float> || std::is_same_v<F, double>) return __builtin_elementwise_sqrt(x);
+  else { using std::sqrt; return sqrt(x); }
+}
+
+#define STRATA_FLOAT_UNARY(NAME, EXPR, CHUNK)                                   \
   struct NAME##_op : to_float {                                                 \
     template <class R, class X> static compute_t<R> apply(X x0) {               \
       using F = compute_t<R>;                                                   \
@@ -472,18 +579,32 @@ struct abs_op {
       using std::tanh;                                                          \
       return EXPR;                                                              \
     }                                                                           \
+    CHUNK                                                                       \
   };
-STRATA_FLOAT_UNARY(exp, exp(x))
-STRATA_FLOAT_UNARY(expm1, expm1(x))
-STRATA_FLOAT_UNARY(log, log(x))
-STRATA_FLOAT_UNARY(log1p, log1p(x))
-STRATA_FLOAT_UNARY(sqrt, sqrt(x))
-STRATA_FLOAT_UNARY(rsqrt, F(1) / sqrt(x))
-STRATA_FLOAT_UNARY(sin, sin(x))
-STRATA_FLOAT_UNARY(cos, cos(x))
-STRATA_FLOAT_UNARY(tan, tan(x))
-STRATA_FLOAT_UNARY(tanh, tanh(x))
-STRATA_FLOAT_UNARY(sigmoid, F(1) / (F(1) + exp(-x)))
+// The array form: SLEEF's 1-ulp vector functions over a chunk (float and double).
+#define STRATA_VMATH(FN) \
+  template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>) \
+  static void apply_chunk(const F* x, F* y, std::int64_t n) { vmath(vfn::FN, x, y, n); }
+STRATA_FLOAT_UNARY(exp, exp(x), STRATA_VMATH(exp))
+STRATA_FLOAT_UNARY(expm1, expm1(x), STRATA_VMATH(expm1))
+STRATA_FLOAT_UNARY(log, log(x), STRATA_VMATH(log))
+STRATA_FLOAT_UNARY(log1p, log1p(x), STRATA_VMATH(log1p))
+STRATA_FLOAT_UNARY(sin, sin(x), STRATA_VMATH(sin))
+STRATA_FLOAT_UNARY(cos, cos(x), STRATA_VMATH(cos))
+STRATA_FLOAT_UNARY(tan, tan(x), STRATA_VMATH(tan))
+STRATA_FLOAT_UNARY(tanh, tanh(x), STRATA_VMATH(tanh))
+// 1 / (1 + e^-x): the exp through SLEEF, the rest as written (libm's formula, same rounding).
+STRATA_FLOAT_UNARY(sigmoid, F(1) / (F(1) + exp(-x)),
+  template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>)
+  static void apply_chunk(const F* x, F* y, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = -x[i];
+    vmath(vfn::exp, y, y, n);
+    for (std::int64_t i = 0; i < n; ++i) y[i] = F(1) / (F(1) + y[i]);
+  })
+// sqrt is one instruction: without errno (which blocks vectorising std::sqrt) it vectorises.
+STRATA_FLOAT_UNARY(sqrt, root(x), )
+STRATA_FLOAT_UNARY(rsqrt, F(1) / root(x), )
+#undef STRATA_VMATH
 #undef STRATA_FLOAT_UNARY
 
 struct relu_op : same_type {

@@ -243,6 +243,41 @@ void set_thread_count(int n);
 /// How many threads loops may use (default: OpenMP's maximum).
 int thread_count();
 
+// ---- vector math (src/vmath.cpp: SLEEF, dispatched on the running CPU) ----
+// Declared for the global module: src/vmath.cpp is a plain translation unit (src/vmath.hpp).
+extern "C++" {
+/// The functions vmath evaluates (SLEEF's 1.0-ulp variants).
+enum class vfn : int { exp, expm1, log, log1p, sin, cos, tan, tanh, count };
+/// y[i] = f(x[i]) for i < n (x == y allowed).
+void vmath(vfn f, const float* x, float* y, std::int64_t n);
+/// y[i] = f(x[i]) for i < n (x == y allowed).
+void vmath(vfn f, const double* x, double* y, std::int64_t n);
+/// y[i] = pow(x[i], e[i]) for i < n (y may be x or e).
+void vpow(const float* x, const float* e, float* y, std::int64_t n);
+/// y[i] = pow(x[i], e[i]) for i < n (y may be x or e).
+void vpow(const double* x, const double* e, double* y, std::int64_t n);
+/// The instruction set the vector math runs with ("avx512f", "avx2", "sse4" or "scalar").
+const char* vmath_isa();
+}
+
+/// Values per chunk when an expression is evaluated node by node (vector math inside).
+inline constexpr std::int64_t vchunk = 512;
+/// An operation with an array form for compute type F (exp, tanh, sigmoid, ... on float/double).
+template <class Op, class F>
+concept chunk_op = (std::is_same_v<F, float> || std::is_same_v<F, double>) &&
+                   requires(F* x, std::int64_t n) { Op::apply_chunk(x, x, n); };
+/// A binary operation with an array form for compute type F (pow).
+template <class Op, class F>
+concept chunk_op2 = (std::is_same_v<F, float> || std::is_same_v<F, double>) &&
+                    requires(F* x, std::int64_t n) { Op::apply_chunk2(x, x, n); };
+
+/// True when some node of E evaluates by array functions (then E is evaluated by chunks).
+template <class E>
+constexpr bool uses_vmath() {
+  if constexpr (requires { E::has_vmath; }) return E::has_vmath;
+  else return false;
+}
+
 // ---- row kernels (templates: instantiated where an expression is assigned) ----
 /// The pointers a row kernel hands to an expression's at<I>(args, i): one per leaf, plus the
 /// call's status for operations that can fail (integer division by zero).
@@ -344,8 +379,23 @@ struct kernel {
 
   template <class P>
   void plain(O* out, const P& p, std::int64_t n) const {
-    for (std::int64_t i = 0; i < n; ++i)
-      out[i] = convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
+    if constexpr (uses_vmath<E>()) {
+      // Vector math inside: node by node, a chunk at a time, through L1 buffers.
+      using V = compute_t<typename E::value_type>;
+      chunk_buffer<V, vchunk> buf;
+      for (std::int64_t c = 0; c < n; c += vchunk) {
+        const std::int64_t len = n - c < vchunk ? n - c : vchunk;
+        if constexpr (std::is_same_v<O, V>) {
+          e->template eval_chunk<0>(p, c, len, out + c);  // straight into the output
+        } else {
+          e->template eval_chunk<0>(p, c, len, buf.data);
+          for (std::int64_t i = 0; i < len; ++i) out[c + i] = convert<O>(buf.data[i]);
+        }
+      }
+    } else {
+      for (std::int64_t i = 0; i < n; ++i)
+        out[i] = convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
+    }
   }
   template <class Tuple>
   static row_args<Tuple> args(Tuple t, loop_status* st) { return {std::move(t), st}; }
