@@ -562,6 +562,15 @@ struct abs_op {
   }
 };
 
+/// The logistic function in the stable form (no overflow of e^-x for large negative x).
+template <class F>
+F sigmoid_of(F x) {
+  using std::exp;
+  const F e = exp(-(x < F(0) ? -x : x));
+  const F r = F(1) / (F(1) + e);
+  return x >= F(0) ? r : e * r;
+}
+
 /// Square root: the IEEE instruction for float and double (no errno, so it vectorises).
 template <class F>
 F root(F x) {
@@ -569,7 +578,7 @@ F root(F x) {
   else { using std::sqrt; return sqrt(x); }
 }
 
-#define STRATA_FLOAT_UNARY(NAME, EXPR, CHUNK)                                   \
+#define STRATA_FLOAT_UNARY(NAME, EXPR, ...)                                     \
   struct NAME##_op : to_float {                                                 \
     template <class R, class X> static compute_t<R> apply(X x0) {               \
       using F = compute_t<R>;                                                   \
@@ -579,27 +588,61 @@ F root(F x) {
       using std::tanh;                                                          \
       return EXPR;                                                              \
     }                                                                           \
-    CHUNK                                                                       \
+    __VA_ARGS__                                                                 \
   };
 // The array form: SLEEF's 1-ulp vector functions over a chunk (float and double).
 #define STRATA_VMATH(FN) \
   template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>) \
   static void apply_chunk(const F* x, F* y, std::int64_t n) { vmath(vfn::FN, x, y, n); }
-STRATA_FLOAT_UNARY(exp, exp(x), STRATA_VMATH(exp))
+// SLEEF's exp overflows a few input ulps before log(max) (a fixed cutoff): elements that close
+// to the edge (rare) take libm's exp, which rounds to max where it should.
+STRATA_FLOAT_UNARY(exp, exp(x),
+  template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>)
+  static void apply_chunk(const F* x, F* y, std::int64_t n) {
+    constexpr F edge = sizeof(F) == 4 ? F(88.7f) : F(709.78);
+    bool any = false;
+    for (std::int64_t i = 0; i < n; ++i) any |= x[i] > edge;
+    if (!any) return vmath(vfn::exp, x, y, n);
+    chunk_buffer<F, vchunk> keep;
+    for (std::int64_t i = 0; i < n; ++i) keep.data[i] = x[i];
+    vmath(vfn::exp, x, y, n);
+    for (std::int64_t i = 0; i < n; ++i)
+      if (keep.data[i] > edge) y[i] = std::exp(keep.data[i]);
+  })
 STRATA_FLOAT_UNARY(expm1, expm1(x), STRATA_VMATH(expm1))
 STRATA_FLOAT_UNARY(log, log(x), STRATA_VMATH(log))
-STRATA_FLOAT_UNARY(log1p, log1p(x), STRATA_VMATH(log1p))
+// SLEEF's log1p overflows for huge x (log1p(FLT_MAX) gives inf); above 2^64 log1p(x) is log(x)
+// to far below an ulp, so those elements take log.
+STRATA_FLOAT_UNARY(log1p, log1p(x),
+  template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>)
+  static void apply_chunk(const F* x, F* y, std::int64_t n) {
+    constexpr F huge = F(18446744073709551616.0);  // 2^64
+    bool any = false;
+    for (std::int64_t i = 0; i < n; ++i) any |= x[i] > huge;
+    if (!any) return vmath(vfn::log1p, x, y, n);
+    chunk_buffer<F, vchunk> big;
+    for (std::int64_t i = 0; i < n; ++i) big.data[i] = x[i] > huge ? x[i] : F(1);
+    vmath(vfn::log1p, x, y, n);
+    vmath(vfn::log, big.data, big.data, n);
+    for (std::int64_t i = 0; i < n; ++i)
+      if (big.data[i] != F(0)) y[i] = big.data[i];
+  })
 STRATA_FLOAT_UNARY(sin, sin(x), STRATA_VMATH(sin))
 STRATA_FLOAT_UNARY(cos, cos(x), STRATA_VMATH(cos))
 STRATA_FLOAT_UNARY(tan, tan(x), STRATA_VMATH(tan))
 STRATA_FLOAT_UNARY(tanh, tanh(x), STRATA_VMATH(tanh))
-// 1 / (1 + e^-x): the exp through SLEEF, the rest as written (libm's formula, same rounding).
-STRATA_FLOAT_UNARY(sigmoid, F(1) / (F(1) + exp(-x)),
+// 1 / (1 + e^-x) in the stable form: with e = e^-|x|, 1 / (1 + e) for x >= 0 and e / (1 + e)
+// below (so large negative x does not underflow to 0 through an overflowing e^-x).
+STRATA_FLOAT_UNARY(sigmoid, sigmoid_of(x),
   template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>)
   static void apply_chunk(const F* x, F* y, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = -x[i];
-    vmath(vfn::exp, y, y, n);
-    for (std::int64_t i = 0; i < n; ++i) y[i] = F(1) / (F(1) + y[i]);
+    chunk_buffer<F, vchunk> e;
+    for (std::int64_t i = 0; i < n; ++i) e.data[i] = -(x[i] < F(0) ? -x[i] : x[i]);
+    vmath(vfn::exp, e.data, e.data, n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const F r = F(1) / (F(1) + e.data[i]);
+      y[i] = x[i] >= F(0) ? r : e.data[i] * r;
+    }
   })
 // sqrt is one instruction: without errno (which blocks vectorising std::sqrt) it vectorises.
 STRATA_FLOAT_UNARY(sqrt, root(x), )
