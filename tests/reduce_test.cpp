@@ -229,3 +229,14 @@ TEST_CASE("amax and amin propagate NaN wherever it sits (vector lanes, tail, blo
     }
   }
 }
+
+TEST_CASE("amax and amin of an empty tensor over all dims raise PyTorch's messages", "[reduce][edge]") {
+  const std::string all_dims = "(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.";
+  CHECK_THROWS_WITH(amax(empty<float>({0})), "amax" + all_dims);
+  CHECK_THROWS_WITH(amin(empty<float>({2, 0})), "amin" + all_dims);
+  CHECK_THROWS_WITH(amax(empty<float>({2, 0}), {1}), "amax(): Expected reduction dim 1 to have non-zero size.");
+  CHECK_THROWS_AS(amax(empty<float>({2, 0}), {1}), index_error);
+  CHECK(Tensor<float>(amax(empty<float>({2, 0}), {0})).sizes() == int_list{0});  // nothing to reduce over: fine
+  CHECK(sum(empty<float>({0})).item() == 0.0f);
+}
