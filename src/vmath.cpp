@@ -11,13 +11,17 @@
 // SLEEF's header declares a width only when the translation unit is compiled for it; these
 // are the entry points of libsleef 3.5 (u10: at most 1.0 ulp).
 extern "C" {
+// Each is declared for the ISA it was built for, which is also the ABI its vectors pass in.
+#define STRATA_AVX512 __attribute__((target("avx512f")))
+#define STRATA_AVX2 __attribute__((target("avx2,fma")))
+#define STRATA_SSE4 __attribute__((target("sse4.1")))
 #define STRATA_SLEEF_DECLARE(F)                                                   \
-  __m512 Sleef_##F##f16_u10avx512f(__m512);                                       \
-  __m256 Sleef_##F##f8_u10avx2(__m256);                                           \
-  __m128 Sleef_##F##f4_u10sse4(__m128);                                           \
-  __m512d Sleef_##F##d8_u10avx512f(__m512d);                                      \
-  __m256d Sleef_##F##d4_u10avx2(__m256d);                                         \
-  __m128d Sleef_##F##d2_u10sse4(__m128d);
+  STRATA_AVX512 __m512 Sleef_##F##f16_u10avx512f(__m512);                         \
+  STRATA_AVX2 __m256 Sleef_##F##f8_u10avx2(__m256);                               \
+  STRATA_SSE4 __m128 Sleef_##F##f4_u10sse4(__m128);                               \
+  STRATA_AVX512 __m512d Sleef_##F##d8_u10avx512f(__m512d);                        \
+  STRATA_AVX2 __m256d Sleef_##F##d4_u10avx2(__m256d);                             \
+  STRATA_SSE4 __m128d Sleef_##F##d2_u10sse4(__m128d);
 STRATA_SLEEF_DECLARE(exp)
 STRATA_SLEEF_DECLARE(expm1)
 STRATA_SLEEF_DECLARE(log)
@@ -27,12 +31,15 @@ STRATA_SLEEF_DECLARE(cos)
 STRATA_SLEEF_DECLARE(tan)
 STRATA_SLEEF_DECLARE(tanh)
 #undef STRATA_SLEEF_DECLARE
-__m512 Sleef_powf16_u10avx512f(__m512, __m512);
-__m256 Sleef_powf8_u10avx2(__m256, __m256);
-__m128 Sleef_powf4_u10sse4(__m128, __m128);
-__m512d Sleef_powd8_u10avx512f(__m512d, __m512d);
-__m256d Sleef_powd4_u10avx2(__m256d, __m256d);
-__m128d Sleef_powd2_u10sse4(__m128d, __m128d);
+STRATA_AVX512 __m512 Sleef_powf16_u10avx512f(__m512, __m512);
+STRATA_AVX2 __m256 Sleef_powf8_u10avx2(__m256, __m256);
+STRATA_SSE4 __m128 Sleef_powf4_u10sse4(__m128, __m128);
+STRATA_AVX512 __m512d Sleef_powd8_u10avx512f(__m512d, __m512d);
+STRATA_AVX2 __m256d Sleef_powd4_u10avx2(__m256d, __m256d);
+STRATA_SSE4 __m128d Sleef_powd2_u10sse4(__m128d, __m128d);
+#undef STRATA_AVX512
+#undef STRATA_AVX2
+#undef STRATA_SSE4
 }
 
 namespace strata::detail {
