@@ -899,6 +899,9 @@ auto remainder(A&& a, B&& b) {
   static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "remainder is not defined for complex values.");
   return detail::make_binary<detail::remainder_op>(std::forward<A>(a), std::forward<B>(b));
 }
+/// a % b: Python's remainder (sign of the divisor), as PyTorch's Tensor.__mod__.
+template <class A, class B> requires detail::operands<A, B>
+auto operator%(A&& a, B&& b) { return remainder(std::forward<A>(a), std::forward<B>(b)); }
 /// Python's // (rounds toward negative infinity); integer division by zero throws.
 template <class A, class B> requires detail::operands<A, B>
 auto floor_divide(A&& a, B&& b) {

@@ -314,3 +314,53 @@ TEST_CASE("every-other-element operands: x.slice(1 0 n 2) + x.slice(1 1 n 2)", "
   d.assign(x.slice(1, 1, 16, 2) * 2);  // one operand at stride 2, converted
   CHECK(d.at({5, 7}) == 2.0 * 95 * 95);
 }
+
+namespace {
+// out = a.t() + b (and the other way round) at sizes around the tile edges, checked element by
+// element against at(): transposed inputs, transposed outputs, every element width.
+template <class T>
+void check_transposed_tiles(std::int64_t r, std::int64_t c) {
+  INFO("type " << dtype_name(dtype_v<T>) << ", " << r << " x " << c);
+  Tensor<T> a = cast<T>(arange(r * c).view({c, r}) % 97);        // read transposed: [r, c]
+  Tensor<T> b = cast<T>(arange(r * c).view({r, c}) % 89 + 1);
+  const Tensor<T> sum = a.t() + b;                                 // input transposed
+  Tensor<T> out_t = zeros<T>({c, r});
+  out_t.t().assign(b * 2);                                         // output transposed
+  Tensor<T> copy = a.t().contiguous();                             // transposed copy
+  for (std::int64_t i = 0; i < r; i += 7) {
+    for (std::int64_t j = 0; j < c; j += 5) {
+      REQUIRE(sum.at({i, j}) == static_cast<T>(a.at({j, i}) + b.at({i, j})));
+      REQUIRE(out_t.at({j, i}) == static_cast<T>(b.at({i, j}) * 2));
+      REQUIRE(copy.at({i, j}) == a.at({j, i}));
+    }
+  }
+  REQUIRE(sum.at({r - 1, c - 1}) == static_cast<T>(a.at({c - 1, r - 1}) + b.at({r - 1, c - 1})));
+  REQUIRE(copy.at({r - 1, 0}) == a.at({0, r - 1}));
+}
+}  // namespace
+
+TEST_CASE("transposed operands and outputs through the tile kernel", "[expr][tile]") {
+  for (const auto& [r, c] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {70, 131}, {200, 65}, {129, 257}}) {
+    check_transposed_tiles<float>(r, c);
+    check_transposed_tiles<double>(r, c);
+    check_transposed_tiles<std::int16_t>(r, c);
+    check_transposed_tiles<std::int64_t>(r, c);
+  }
+  // complex (16-byte elements) and half go through the scalar block transpose
+  const auto z = from_vector<std::complex<float>>(std::vector<std::complex<float>>(100 * 90, {1, 2}), {100, 90});
+  const Tensor<std::complex<float>> zt = z.t() + z.t();
+  CHECK(zt.at({89, 99}) == std::complex<float>(2, 4));
+  const Tensor<half> h = cast<half>(arange(80 * 70).view({80, 70}) % 50);
+  const Tensor<half> ht = h.t().contiguous();
+  CHECK(static_cast<float>(ht.at({69, 79})) == static_cast<float>(h.at({79, 69})));
+  // 3-D permutes
+  const auto x = arange<float>(8 * 70 * 90).view({8, 70, 90});
+  const Tensor<float> p021 = x.permute({0, 2, 1}) + 1.0f;
+  const Tensor<float> p210 = x.permute({2, 1, 0}).contiguous();
+  for (std::int64_t i = 0; i < 8; i += 3)
+    for (std::int64_t j = 0; j < 70; j += 11)
+      for (std::int64_t k = 0; k < 90; k += 13) {
+        REQUIRE(p021.at({i, k, j}) == x.at({i, j, k}) + 1.0f);
+        REQUIRE(p210.at({k, j, i}) == x.at({i, j, k}));
+      }
+}

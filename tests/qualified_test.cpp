@@ -106,6 +106,8 @@ TEST_CASE("every operator and function on nested nodes with scalars on either si
   CHECK(st::minimum(1.5f, a + 0).to_vector() == std::vector<float>{0.5f, 1.0f, 1.5f, 1.5f});
   CHECK(st::fmod(i * 1, 4).to_vector() == std::vector<std::int64_t>{3, -3, 1, 0});
   CHECK(st::remainder(i + 0, 4).to_vector() == std::vector<std::int64_t>{3, 1, 1, 0});
+  CHECK(((i * 1) % 4).to_vector() == std::vector<std::int64_t>{3, 1, 1, 0});
+  CHECK((-7.5 % (a * 1)).to_vector() == std::vector<float>{0.0f, 0.5f, 0.5f, 0.5f});
   CHECK(st::floor_divide(i * 1, 2).to_vector() == std::vector<std::int64_t>{3, -4, 4, 2});
   CHECK(st::pow(a * 1, 2).to_vector() == std::vector<float>{0.25f, 1.0f, 4.0f, 16.0f});
   CHECK(st::pow(2.0f, a + 0).to_vector()[3] == 16.0f);
