@@ -29,7 +29,6 @@ export namespace strata::detail {
 template <class T> inline constexpr bool is_complex_v = false;
 template <class T> inline constexpr bool is_complex_v<std::complex<T>> = true;
 template <class T> inline constexpr bool is_reduced_float_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
-template <class T> inline constexpr bool is_float128_v = std::is_same_v<T, float128>;
 
 /// The type arithmetic runs in: half and bfloat16 compute in float and round once when stored.
 template <class T>
@@ -257,8 +256,6 @@ void vmath(vfn f, const double* x, double* y, std::int64_t n);
 void vpow(const float* x, const float* e, float* y, std::int64_t n);
 /// y[i] = pow(x[i], e[i]) for i < n (y may be x or e).
 void vpow(const double* x, const double* e, double* y, std::int64_t n);
-/// The instruction set the vector math runs with ("avx512f", "avx2", "sse4" or "scalar").
-const char* vmath_isa();
 }
 
 /// Values per chunk when an expression is evaluated node by node (vector math inside).

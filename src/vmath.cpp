@@ -134,7 +134,6 @@ T scalar(vfn f, T x) {
 }
 
 struct table {
-  const char* isa = "scalar";
   f32_fn f32[static_cast<int>(vfn::count)] = {};
   f64_fn f64[static_cast<int>(vfn::count)] = {};
   f32_pow pf = nullptr;
@@ -158,13 +157,10 @@ table make_table() {
   }
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) {
-    t.isa = "avx512f";
     STRATA_FILL(f512, d512)
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    t.isa = "avx2";
     STRATA_FILL(f256, d256)
   } else if (__builtin_cpu_supports("sse4.1")) {
-    t.isa = "sse4";
     STRATA_FILL(f128, d128)
   }
 #undef STRATA_FILL
@@ -193,5 +189,4 @@ void vpow(const double* x, const double* e, double* y, std::int64_t n) {
   if (const f64_pow fn = functions().pd) return fn(x, e, y, n);
   for (std::int64_t i = 0; i < n; ++i) y[i] = std::pow(x[i], e[i]);
 }
-const char* vmath_isa() { return functions().isa; }
 }  // namespace strata::detail

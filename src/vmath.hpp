@@ -15,6 +15,4 @@ void vmath(vfn f, const double* x, double* y, std::int64_t n);
 void vpow(const float* x, const float* e, float* y, std::int64_t n);
 /// y[i] = pow(x[i], e[i]) for i < n (y may be x or e).
 void vpow(const double* x, const double* e, double* y, std::int64_t n);
-/// The instruction set the vector math runs with ("avx512f", "avx2", "sse4" or "scalar").
-const char* vmath_isa();
 }  // namespace strata::detail
