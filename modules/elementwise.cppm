@@ -594,39 +594,10 @@ F root(F x) {
 #define STRATA_VMATH(FN) \
   template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>) \
   static void apply_chunk(const F* x, F* y, std::int64_t n) { vmath(vfn::FN, x, y, n); }
-// SLEEF's exp overflows a few input ulps before log(max) (a fixed cutoff): elements that close
-// to the edge (rare) take libm's exp, which rounds to max where it should.
-STRATA_FLOAT_UNARY(exp, exp(x),
-  template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>)
-  static void apply_chunk(const F* x, F* y, std::int64_t n) {
-    constexpr F edge = sizeof(F) == 4 ? F(88.7f) : F(709.78);
-    bool any = false;
-    for (std::int64_t i = 0; i < n; ++i) any |= x[i] > edge;
-    if (!any) return vmath(vfn::exp, x, y, n);
-    chunk_buffer<F, vchunk> keep;
-    for (std::int64_t i = 0; i < n; ++i) keep.data[i] = x[i];
-    vmath(vfn::exp, x, y, n);
-    for (std::int64_t i = 0; i < n; ++i)
-      if (keep.data[i] > edge) y[i] = std::exp(keep.data[i]);
-  })
+STRATA_FLOAT_UNARY(exp, exp(x), STRATA_VMATH(exp))
 STRATA_FLOAT_UNARY(expm1, expm1(x), STRATA_VMATH(expm1))
 STRATA_FLOAT_UNARY(log, log(x), STRATA_VMATH(log))
-// SLEEF's log1p overflows for huge x (log1p(FLT_MAX) gives inf); above 2^64 log1p(x) is log(x)
-// to far below an ulp, so those elements take log.
-STRATA_FLOAT_UNARY(log1p, log1p(x),
-  template <class F> requires(std::is_same_v<F, float> || std::is_same_v<F, double>)
-  static void apply_chunk(const F* x, F* y, std::int64_t n) {
-    constexpr F huge = F(18446744073709551616.0);  // 2^64
-    bool any = false;
-    for (std::int64_t i = 0; i < n; ++i) any |= x[i] > huge;
-    if (!any) return vmath(vfn::log1p, x, y, n);
-    chunk_buffer<F, vchunk> big;
-    for (std::int64_t i = 0; i < n; ++i) big.data[i] = x[i] > huge ? x[i] : F(1);
-    vmath(vfn::log1p, x, y, n);
-    vmath(vfn::log, big.data, big.data, n);
-    for (std::int64_t i = 0; i < n; ++i)
-      if (big.data[i] != F(0)) y[i] = big.data[i];
-  })
+STRATA_FLOAT_UNARY(log1p, log1p(x), STRATA_VMATH(log1p))
 STRATA_FLOAT_UNARY(sin, sin(x), STRATA_VMATH(sin))
 STRATA_FLOAT_UNARY(cos, cos(x), STRATA_VMATH(cos))
 STRATA_FLOAT_UNARY(tan, tan(x), STRATA_VMATH(tan))
@@ -732,10 +703,8 @@ struct leaf_operands {
 template <element O, class E>
 void run_assign(const Tensor<O>& out, const E& e, leaf_operands<E>& ls, bool out_contiguous) {
   ls.ops[0] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), out.strides(), sizeof(O)};
-  const loop_plan plan = out_contiguous && ls.all_contiguous ? flat_plan(out.numel(), ls.ops)
-                                                             : make_plan(out.sizes(), ls.ops);
-  const kernel<O, E> k{&e};
-  execute(plan, &kernel<O, E>::row, &k, &kernel<O, E>::tile);
+  run_kernel<O>(out_contiguous && ls.all_contiguous ? flat_plan(out.numel(), ls.ops) : make_plan(out.sizes(), ls.ops),
+                e);
 }
 
 /// A fresh tensor holding e, laid out in its inputs' memory order.
@@ -769,9 +738,7 @@ void assign_into(const Tensor<O>& dst, const E& e) {
   bool via_temporary = false;
   for (std::size_t k = 1; k <= E::leaf_count; ++k) {
     if (!ls.stores[k]->is_alias_of(dst.storage())) continue;
-    const overlap o = memory_overlap(out, sizeof(O), ls.layouts[k], ls.ops[k].itemsize);
-    // An exact alias reads each element just before overwriting it: safe.
-    if (o == overlap::partial || (o == overlap::same && ls.ops[k].itemsize != static_cast<std::int64_t>(sizeof(O))))
+    if (needs_temporary(memory_overlap(out, sizeof(O), ls.layouts[k], ls.ops[k].itemsize), sizeof(O), ls.ops[k].itemsize))
       via_temporary = true;
   }
   if (via_temporary) {

@@ -181,9 +181,9 @@ using row_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* 
 using tile_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* strides0, const std::int64_t* strides1,
                          std::int64_t n0, std::int64_t n1, loop_status* status);
 
-/// Runs fn over the plan, splitting across threads above the grain (a tiled plan hands whole
-/// tiles to tile when given); throws what the loop recorded in its status.
-void execute(const loop_plan& plan, row_fn fn, const void* ctx, tile_fn tile = nullptr);
+/// Runs fn over the plan (a tiled plan hands whole tiles to tile), splitting across threads
+/// above the grain; throws what the loop recorded in its status.
+void execute(const loop_plan& plan, row_fn fn, tile_fn tile, const void* ctx);
 
 // ---- reductions ----
 /// The row kernels of one reduction, on accumulators of acc_size bytes (at most 64). The
@@ -236,6 +236,12 @@ enum class overlap { none, same, partial };
 /// Compares views a and b (element layouts with the given itemsizes) of one storage; reasons
 /// about strides, so interleaved but disjoint views (x[:, ::2], x[:, 1::2]) are `none`.
 overlap memory_overlap(const layout& a, std::int64_t itemsize_a, const layout& b, std::int64_t itemsize_b);
+/// Whether writing a view (element size wd) from another view of the same storage (element
+/// size ws) that relates to it as o must go through a temporary: an exact alias reads each
+/// element just before overwriting it (safe) unless the element sizes differ.
+constexpr bool needs_temporary(overlap o, std::int64_t wd, std::int64_t ws) noexcept {
+  return o == overlap::partial || (o == overlap::same && wd != ws);
+}
 
 // ---- threads ----
 /// Sets how many threads loops may use (at least 1).
@@ -500,12 +506,18 @@ struct kernel {
     if constexpr (all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
       self.tile_run(ptrs, s0, s1, n0, n1, st, std::make_index_sequence<N>{});
     } else {
-      char* p[N + 1];
-      for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k];
-      for (std::int64_t j = 0; j < n1; ++j) {
-        self.run(p, s0, n0, st, std::make_index_sequence<N>{});
-        for (std::size_t k = 0; k <= N; ++k) p[k] += s1[k];
-      }
+      self.tile_rows_run(ptrs, s0, s1, n0, n1, st);
+    }
+  }
+
+  // The tile row by row, as the operands lie.
+  void tile_rows_run(char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1, std::int64_t n0,
+                     std::int64_t n1, loop_status* st) const {
+    char* p[N + 1];
+    for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k];
+    for (std::int64_t j = 0; j < n1; ++j) {
+      run(p, s0, n0, st, std::make_index_sequence<N>{});
+      for (std::size_t k = 0; k <= N; ++k) p[k] += s1[k];
     }
   }
 
@@ -517,15 +529,7 @@ struct kernel {
     const bool in_t[N + 1] = {false, transposed(s0[K + 1], s1[K + 1], sizeof(typename leaf_at<K, leaves>::type))...};
     bool any = out_t;
     for (std::size_t k = 1; k <= N; ++k) any = any || in_t[k];
-    if (!any || n0 > detail::tile || n1 > tile_rows) {
-      char* p[N + 1];
-      for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k];
-      for (std::int64_t j = 0; j < n1; ++j) {
-        run(p, s0, n0, st, seq);
-        for (std::size_t k = 0; k <= N; ++k) p[k] += s1[k];
-      }
-      return;
-    }
+    if (!any || n0 > detail::tile || n1 > tile_rows) return tile_rows_run(ptrs, s0, s1, n0, n1, st);
     // Transposed inputs into [n1][n0] buffers; the rest read in place.
     std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
     ((in_t[K + 1] ? transpose_block(ptrs[K + 1], s0[K + 1], std::get<K>(bufs).data, n0, n1) : void()), ...);
@@ -583,6 +587,13 @@ struct kernel {
     return *reinterpret_cast<const T*>(src + i * s0 + j * static_cast<std::int64_t>(sizeof(T)));
   }
 };
+
+/// Runs kernel<O, E> for e over a planned loop (operand 0 the output).
+template <class O, class E>
+void run_kernel(const loop_plan& plan, const E& e) {
+  const kernel<O, E> k{&e};
+  execute(plan, &kernel<O, E>::row, &kernel<O, E>::tile, &k);
+}
 
 /// Reduces a contiguous array with W interleaved accumulators (256 bytes: four 512-bit
 /// registers, enough independent chains and loads in flight to reach memory bandwidth; the

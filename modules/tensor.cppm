@@ -85,9 +85,7 @@ void run_unary_loop(const layout& dst, O* dst_data, const Src& src, const layout
   }
   const std::span<const loop_operand> span(ops, n);
   const std::int64_t numel = numel_of(dst.sizes);
-  const loop_plan plan = flat ? flat_plan(numel, span) : make_plan(dst.sizes, span);
-  const kernel<O, Src> k{&src};
-  execute(plan, &kernel<O, Src>::row, &k, &kernel<O, Src>::tile);
+  run_kernel<O>(flat ? flat_plan(numel, span) : make_plan(dst.sizes, span), src);
 }
 }  // namespace strata::detail
 
@@ -237,9 +235,7 @@ class Tensor {
     const detail::layout from = detail::expand_layout(src.layout_, sizes());
     detail::check_writable(layout_);
     if (storage_.is_alias_of(src.storage())) {
-      const detail::overlap o = detail::memory_overlap(layout_, sizeof(T), from, sizeof(U));
-      // An exact alias reads each element just before overwriting it: safe.
-      if (o == detail::overlap::partial || (o == detail::overlap::same && sizeof(U) != sizeof(T)))
+      if (detail::needs_temporary(detail::memory_overlap(layout_, sizeof(T), from, sizeof(U)), sizeof(T), sizeof(U)))
         return copy_(src.clone());
     }
     const detail::copy_source<U> source;

@@ -115,8 +115,7 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
 
 // Tiles [t0, t1) of a tiled plan; tiles are numbered with dim 0's tiles fastest, then dim 1's,
 // then the outer dims.
-void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, row_fn fn, tile_fn tfn, const void* ctx,
-               loop_status* st) {
+void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, tile_fn tfn, const void* ctx, loop_status* st) {
   const auto nops = static_cast<std::size_t>(p.nops);
   const std::int64_t tiles0 = (p.sizes[0] + tile - 1) / tile;
   const std::int64_t tiles1 = (p.sizes[1] + tile_rows - 1) / tile_rows;
@@ -130,14 +129,7 @@ void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, row_fn fn, 
     for (std::size_t k = 0; k < nops; ++k) ptrs[k] = od.ptrs[k] + i0 * p.strides[k] + j0 * p.strides[nops + k];
     const std::int64_t len = std::min(tile, p.sizes[0] - i0);
     const std::int64_t rows = std::min(tile_rows, p.sizes[1] - j0);
-    if (tfn) {
-      tfn(ctx, ptrs, p.strides.data(), p.strides.data() + nops, len, rows, st);
-      continue;
-    }
-    for (std::int64_t j = 0; j < rows; ++j) {
-      fn(ctx, ptrs, p.strides.data(), len, st);
-      for (std::size_t k = 0; k < nops; ++k) ptrs[k] += p.strides[nops + k];
-    }
+    tfn(ctx, ptrs, p.strides.data(), p.strides.data() + nops, len, rows, st);
   }
 }
 
@@ -158,7 +150,7 @@ void parallel_for(std::int64_t n, std::int64_t threads, Body body) {
 }
 }  // namespace
 
-void execute(const loop_plan& p, row_fn fn, const void* ctx, tile_fn tfn) {
+void execute(const loop_plan& p, row_fn fn, tile_fn tfn, const void* ctx) {
   if (p.numel == 0) return;
   check_limits(p);
   loop_status status;
@@ -169,7 +161,7 @@ void execute(const loop_plan& p, row_fn fn, const void* ctx, tile_fn tfn) {
     for (std::size_t d = 2; d < p.sizes.size(); ++d) units *= p.sizes[d];
   }
   auto run = [&](std::int64_t u0, std::int64_t u1) {
-    if (p.tiled) run_tiles(p, u0, u1, fn, tfn, ctx, &status);
+    if (p.tiled) run_tiles(p, u0, u1, tfn, ctx, &status);
     else run_elements(p, u0, u1, fn, ctx, &status);
   };
   if (chunks <= 1 || units < chunks) {

@@ -171,16 +171,43 @@ const table& functions() {
   static const table t = make_table();  // initialised once, thread-safely; read-only after
   return t;
 }
+
+// SLEEF's edges, patched here for every caller: exp overflows a few input ulps before log(max)
+// (a fixed cutoff), and log1p gives inf for huge x. Elements there are rare and take libm.
+template <class T>
+bool at_edge(vfn f, T x) {
+  if (f == vfn::exp) return x > (sizeof(T) == 4 ? T(88.7f) : T(709.78));
+  if (f == vfn::log1p) return x > T(18446744073709551616.0);  // 2^64
+  return false;
+}
+
+template <class T, class Fn>
+void run(vfn f, const T* x, T* y, std::int64_t n, Fn fn) {
+  if (!fn) {
+    for (std::int64_t i = 0; i < n; ++i) y[i] = scalar(f, x[i]);
+    return;
+  }
+  if (f != vfn::exp && f != vfn::log1p) return fn(x, y, n);
+  constexpr std::int64_t piece = 512;
+  for (std::int64_t c = 0; c < n; c += piece) {  // x may be y: edge inputs are kept first
+    const std::int64_t m = n - c < piece ? n - c : piece;
+    bool any = false;
+    for (std::int64_t i = 0; i < m; ++i) any |= at_edge(f, x[c + i]);
+    if (!any) {
+      fn(x + c, y + c, m);
+      continue;
+    }
+    T keep[piece];
+    for (std::int64_t i = 0; i < m; ++i) keep[i] = x[c + i];
+    fn(x + c, y + c, m);
+    for (std::int64_t i = 0; i < m; ++i)
+      if (at_edge(f, keep[i])) y[c + i] = scalar(f, keep[i]);
+  }
+}
 }  // namespace
 
-void vmath(vfn f, const float* x, float* y, std::int64_t n) {
-  if (const f32_fn fn = functions().f32[static_cast<int>(f)]) return fn(x, y, n);
-  for (std::int64_t i = 0; i < n; ++i) y[i] = scalar(f, x[i]);
-}
-void vmath(vfn f, const double* x, double* y, std::int64_t n) {
-  if (const f64_fn fn = functions().f64[static_cast<int>(f)]) return fn(x, y, n);
-  for (std::int64_t i = 0; i < n; ++i) y[i] = scalar(f, x[i]);
-}
+void vmath(vfn f, const float* x, float* y, std::int64_t n) { run(f, x, y, n, functions().f32[static_cast<int>(f)]); }
+void vmath(vfn f, const double* x, double* y, std::int64_t n) { run(f, x, y, n, functions().f64[static_cast<int>(f)]); }
 void vpow(const float* x, const float* e, float* y, std::int64_t n) {
   if (const f32_pow fn = functions().pf) return fn(x, e, y, n);
   for (std::int64_t i = 0; i < n; ++i) y[i] = std::pow(x[i], e[i]);
