@@ -7,6 +7,8 @@ module;
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -19,6 +21,7 @@ import strata.shape;
 import strata.storage;
 import strata.tensor;
 import strata.loop;
+import strata.graph;
 
 namespace strata::detail {
 template <element O, class E>
@@ -37,6 +40,9 @@ void chunk_as(const X& x, const P& p, std::int64_t i0, std::int64_t n, C* out) {
 }
 template <element O, class E>
 void assign_into(const Tensor<O>& dst, const E& e);
+/// Records out = e for backward when e requires grad and grad mode is on.
+template <element O, class E>
+void record(const E& e, Tensor<O>& out);
 }  // namespace strata::detail
 
 export namespace strata {
@@ -73,6 +79,14 @@ struct expression_base {
   /// dst.assign(*this) does.
   template <element O>
   void eval_into(const Tensor<O>& dst) const { detail::assign_into(dst, self()); }
+  /// True when some tensor in the expression requires grad (its result then records a node).
+  bool requires_grad() const {
+    bool r = false;
+    self().template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) { r = r || t.requires_grad(); });
+    return r;
+  }
+  /// Evaluates (recording) and runs backward from the result: sum(loss).backward().
+  void backward(bool retain_graph = false) const { eval().backward(std::nullopt, retain_graph); }
 
  private:
   const D& self() const { return static_cast<const D&>(*this); }
@@ -121,12 +135,13 @@ struct unary_expr : expression_base<unary_expr<Op, A>> {
   static constexpr std::size_t leaf_count = A::leaf_count;
   static constexpr bool has_vmath = A::has_vmath || detail::chunk_op<Op, detail::compute_t<value_type>>;
   A a;  ///< the operand
+  [[no_unique_address]] Op op{};  ///< the operation (holds clamp's bounds; empty for the rest)
   /// The operand's sizes.
   int_list sizes() const noexcept { return a.sizes(); }
   /// Element i of the result.
   template <std::size_t I, class P>
   detail::compute_t<value_type> at(const P& p, std::int64_t i) const {
-    return Op::template apply<value_type>(a.template at<I>(p, i));
+    return op.template apply<value_type>(a.template at<I>(p, i));
   }
   /// Elements [i0, i0 + n): array functions (SLEEF) where the operation has them.
   template <std::size_t I, class P, class F>
@@ -145,7 +160,7 @@ struct unary_expr : expression_base<unary_expr<Op, A>> {
       using CA = detail::compute_t<typename A::value_type>;
       detail::chunk_buffer<CA, detail::vchunk> tmp;
       a.template eval_chunk<I>(p, i0, n, tmp.data);
-      for (std::int64_t j = 0; j < n; ++j) out[j] = Op::template apply<value_type>(tmp.data[j]);
+      for (std::int64_t j = 0; j < n; ++j) out[j] = op.template apply<value_type>(tmp.data[j]);
     }
   }
   /// Visits the operand's leaves.
@@ -668,6 +683,29 @@ struct bitwise_not_op : same_type {
   }
 };
 
+struct trunc_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (std::is_integral_v<X>) return x;
+    else { using std::trunc; return trunc(x); }
+  }
+};
+/// The complex conjugate (real values unchanged).
+struct conj_op : same_type {
+  template <class R, class X> static compute_t<R> apply(X x) {
+    if constexpr (is_complex_v<X>) return std::conj(x);
+    else return x;
+  }
+};
+/// min(max(x, lo), hi) with NaN propagating (lo > hi gives hi, as PyTorch).
+template <class C>
+struct clamp_op : same_type {
+  C lo, hi;
+  template <class R, class X> compute_t<R> apply(X x) const {
+    const X a = maximum_op::apply<R>(x, static_cast<X>(lo));
+    return minimum_op::apply<R>(a, static_cast<X>(hi));
+  }
+};
+
 // ---- the assignment funnel ----
 /// The leaves of e as loop operands broadcast to sizes (operand 0, the output, is set later).
 template <class E>
@@ -714,6 +752,7 @@ Tensor<O> eval_fresh(const E& e) {
   const dim_vector strides = fresh_strides(e.sizes(), ls.inputs());
   Tensor<O> out(storage::allocate<O>(numel_of(e.sizes()), init::uninitialized), e.sizes(), strides, 0);
   run_assign(out, e, ls, out.is_contiguous());
+  record(e, out);
   return out;
 }
 
@@ -941,10 +980,39 @@ auto relu(A&& a) {
   static_assert(!std::is_same_v<V, bool> && !detail::is_complex_v<V>, "relu needs a real, non-bool input.");
   return detail::make_unary<detail::relu_op>(std::forward<A>(a));
 }
+/// Converts an expression's elements to T (like copy_).
+template <element T, class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto cast(A&& a) {
+  auto na = detail::to_node(std::forward<A>(a));
+  return cast_expr<T, decltype(na)>{{}, std::move(na)};
+}
+
 /// Clamps x to [lo, hi] (scalar bounds; NaN propagates; lo > hi gives hi, as PyTorch).
 template <class A, class L, class H>
   requires(detail::operand<A> && !detail::scalar_operand<A> && detail::scalar_operand<L> && detail::scalar_operand<H>)
-auto clamp(A&& x, L lo, H hi) { return minimum(maximum(std::forward<A>(x), lo), hi); }
+auto clamp(A&& x, L lo, H hi) {
+  using V = typename detail::node_t<A>::value_type;
+  using C = detail::common_t<scalar_expr<detail::common_t<A, L>>, H>;
+  static_assert(!detail::is_complex_v<C>, "clamp is not defined for complex values.");
+  using F = detail::compute_t<C>;
+  const detail::clamp_op<F> op{{}, static_cast<F>(detail::convert<C>(lo)), static_cast<F>(detail::convert<C>(hi))};
+  if constexpr (std::is_same_v<V, C>) {
+    auto n = detail::to_node(std::forward<A>(x));
+    return unary_expr<detail::clamp_op<F>, decltype(n)>{{}, std::move(n), op};
+  } else {
+    auto n = cast<C>(std::forward<A>(x));
+    return unary_expr<detail::clamp_op<F>, decltype(n)>{{}, std::move(n), op};
+  }
+}
+/// Rounds toward zero (integers unchanged).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto trunc(A&& a) {
+  static_assert(!detail::is_complex_v<typename detail::node_t<A>::value_type>, "trunc is not supported for complex values.");
+  return detail::make_unary<detail::trunc_op>(std::forward<A>(a));
+}
+/// The complex conjugate (real expressions unchanged).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto conj(A&& a) { return detail::make_unary<detail::conj_op>(std::forward<A>(a)); }
 
 /// cond ? x : y element-wise; cond must be bool; x and y promote like a binary operation.
 template <class C, class X, class Y>
@@ -958,13 +1026,6 @@ auto where(C&& cond, X&& x, Y&& y) {
   dim_vector shape = broadcast_shapes(nc.sizes(), nx.sizes(), ny.sizes());
   return where_expr<decltype(nc), decltype(nx), decltype(ny), Common>{
       {}, std::move(nc), std::move(nx), std::move(ny), std::move(shape)};
-}
-
-/// Converts an expression's elements to T (like copy_).
-template <element T, class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
-auto cast(A&& a) {
-  auto na = detail::to_node(std::forward<A>(a));
-  return cast_expr<T, decltype(na)>{{}, std::move(na)};
 }
 
 /// PyTorch's can_cast: no cast to a lower category (complex to real, float to integer, to bool).
@@ -990,3 +1051,525 @@ STRATA_COMPOUND(|=, |)
 STRATA_COMPOUND(^=, ^)
 #undef STRATA_COMPOUND
 }  // namespace strata
+
+// ---- autograd: derivatives built from the node types ----
+// A recorded expression keeps its tree (tensor handles and scalars, no intermediate values).
+// Backward rebuilds it as a "ref tree" whose leaves read the loop's pointer for their position
+// in the original tree, so that the derivative for every input, and the upstream gradient,
+// share one list of loop operands; each input's derivative expression is then found by
+// walking the tree from the root with the chain rule (backprop), at compile time.
+export namespace strata {
+/// A leaf of a derivative expression: reads loop operand J whatever its place in the tree.
+template <element T, std::size_t J>
+struct ref_leaf : expression_base<ref_leaf<T, J>> {
+  using value_type = T;
+  using leaf_types = detail::type_list<>;
+  static constexpr std::size_t leaf_count = 0;
+  dim_vector shape;  ///< the operand's sizes
+  /// The operand's sizes.
+  int_list sizes() const noexcept { return shape; }
+  /// Element i of operand J.
+  template <std::size_t I, class P>
+  detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(std::get<J>(p.ptrs)[i]); }
+  /// No leaves of its own (the operands belong to the bundle around it).
+  template <std::size_t I, class F>
+  void for_each_leaf(F&&) const {}
+};
+
+/// A derivative expression D over a list of tensors (the recorded leaves, the upstream
+/// gradient, saved values) that its ref leaves read: a normal expression for the reduction
+/// path (sum_to to a broadcast input's sizes).
+template <class D, class... Ts>
+struct bundle : expression_base<bundle<D, Ts...>> {
+  using value_type = typename D::value_type;
+  using leaf_types = detail::type_list<Ts...>;
+  static constexpr std::size_t leaf_count = sizeof...(Ts);
+  static constexpr bool has_vmath = D::has_vmath;
+  D d;                                       ///< the derivative (ref leaves only)
+  const std::tuple<Tensor<Ts>...>* tensors;  ///< what the ref leaves read
+  dim_vector shape;                          ///< the shape everything broadcasts to
+  /// The broadcast shape.
+  int_list sizes() const noexcept { return shape; }
+  /// Element i.
+  template <std::size_t I, class P>
+  auto at(const P& p, std::int64_t i) const { return d.template at<0>(p, i); }
+  /// Elements [i0, i0 + n).
+  template <std::size_t I, class P, class F>
+  void eval_chunk(const P& p, std::int64_t i0, std::int64_t n, F* out) const { d.template eval_chunk<0>(p, i0, n, out); }
+  /// Visits the tensors in operand order.
+  template <std::size_t I, class F>
+  void for_each_leaf(F&& f) const {
+    [&]<std::size_t... K>(std::index_sequence<K...>) { (f.template operator()<I + K>(std::get<K>(*tensors)), ...); }(
+        std::index_sequence_for<Ts...>{});
+  }
+};
+}  // namespace strata
+
+namespace strata::detail {
+/// False for the expressions backward builds (they never record a node).
+template <class E> inline constexpr bool recordable_v = true;
+template <class D, class... Ts> inline constexpr bool recordable_v<bundle<D, Ts...>> = false;
+
+/// No gradient flows this way (comparisons, floor, the condition of where, ...).
+struct no_flow {};
+
+template <class T>
+inline constexpr bool differentiable_v = category_of(dtype_v<T>) == category::floating || category_of(dtype_v<T>) == category::complex;
+
+/// x, conjugated when complex (PyTorch's gradients of complex functions use conj(f'(z))).
+template <class X>
+auto conj_of(const X& x) {
+  if constexpr (is_complex_v<typename X::value_type>) return strata::conj(x);
+  else return x;
+}
+
+// ---- leaf positions of a tree (a ref leaf is one position) ----
+template <class N> inline constexpr std::size_t positions = N::leaf_count;
+template <class T, std::size_t J> inline constexpr std::size_t positions<ref_leaf<T, J>> = 1;
+template <class Op, class A> inline constexpr std::size_t positions<unary_expr<Op, A>> = positions<A>;
+template <class T, class A> inline constexpr std::size_t positions<cast_expr<T, A>> = positions<A>;
+template <class Op, class A, class B, class C>
+inline constexpr std::size_t positions<binary_expr<Op, A, B, C>> = positions<A> + positions<B>;
+template <class Cd, class X, class Y, class C>
+inline constexpr std::size_t positions<where_expr<Cd, X, Y, C>> = positions<Cd> + positions<X> + positions<Y>;
+
+// ---- the ref tree: leaf at position J reads operand J ----
+template <std::size_t J, class T>
+auto refify(const leaf_expr<T>& n) { return ref_leaf<T, J>{{}, n.t.sizes().vec()}; }
+template <std::size_t J, class C>
+auto refify(const scalar_expr<C>& n) { return n; }
+template <std::size_t J, class Op, class A>
+auto refify(const unary_expr<Op, A>& n);
+template <std::size_t J, class T, class A>
+auto refify(const cast_expr<T, A>& n);
+template <std::size_t J, class Op, class A, class B, class C>
+auto refify(const binary_expr<Op, A, B, C>& n);
+template <std::size_t J, class Cd, class X, class Y, class C>
+auto refify(const where_expr<Cd, X, Y, C>& n);
+
+template <std::size_t J, class Op, class A>
+auto refify(const unary_expr<Op, A>& n) {
+  auto a = refify<J>(n.a);
+  return unary_expr<Op, decltype(a)>{{}, std::move(a), n.op};
+}
+template <std::size_t J, class T, class A>
+auto refify(const cast_expr<T, A>& n) {
+  auto a = refify<J>(n.a);
+  return cast_expr<T, decltype(a)>{{}, std::move(a)};
+}
+template <std::size_t J, class Op, class A, class B, class C>
+auto refify(const binary_expr<Op, A, B, C>& n) {
+  auto a = refify<J>(n.a);
+  auto b = refify<J + A::leaf_count>(n.b);
+  return binary_expr<Op, decltype(a), decltype(b), C>{{}, std::move(a), std::move(b), n.shape};
+}
+template <std::size_t J, class Cd, class X, class Y, class C>
+auto refify(const where_expr<Cd, X, Y, C>& n) {
+  auto c = refify<J>(n.c);
+  auto x = refify<J + Cd::leaf_count>(n.x);
+  auto y = refify<J + Cd::leaf_count + X::leaf_count>(n.y);
+  return where_expr<decltype(c), decltype(x), decltype(y), C>{{}, std::move(c), std::move(x), std::move(y), n.shape};
+}
+
+// ---- the rules: the gradient of an operation's operand(s) given the output's, g ----
+// PyTorch 1.13's derivatives.yaml, with the operands recomputed instead of saved.
+template <class Op>
+struct grad_rule {  // operations with no gradient: comparisons, logical and bitwise, rounding
+  template <class N, class G> static no_flow da(const N&, const G&) { return {}; }
+  template <class N, class G> static no_flow db(const N&, const G&) { return {}; }
+};
+template <> struct grad_rule<neg_op> {
+  template <class N, class G> static auto da(const N&, const G& g) { return -g; }
+};
+template <> struct grad_rule<conj_op> {
+  template <class N, class G> static auto da(const N&, const G& g) { return strata::conj(g); }
+};
+template <> struct grad_rule<abs_op> {  // sign(x), 0 at 0; x / |x| for complex
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    if constexpr (is_complex_v<typename decltype(n.a)::value_type>)
+      return g * where(strata::abs(n.a) == 0, 0, n.a / strata::abs(n.a));
+    else
+      return g * strata::sign(n.a);
+  }
+};
+template <> struct grad_rule<exp_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g * conj_of(strata::exp(n.a)); }
+};
+template <> struct grad_rule<expm1_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g * strata::exp(n.a); }
+};
+template <> struct grad_rule<log_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g / conj_of(n.a); }
+};
+template <> struct grad_rule<log1p_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g / (n.a + 1); }
+};
+template <> struct grad_rule<sqrt_op> {  // inf at 0, as PyTorch
+  template <class N, class G> static auto da(const N& n, const G& g) { return g / (conj_of(strata::sqrt(n.a)) * 2); }
+};
+template <> struct grad_rule<rsqrt_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return g * (strata::rsqrt(n.a) * strata::rsqrt(n.a) * strata::rsqrt(n.a)) * -0.5;
+  }
+};
+template <> struct grad_rule<sin_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g * conj_of(strata::cos(n.a)); }
+};
+template <> struct grad_rule<cos_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return -(g * conj_of(strata::sin(n.a))); }
+};
+template <> struct grad_rule<tan_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return g * conj_of(strata::tan(n.a) * strata::tan(n.a) + 1);
+  }
+};
+template <> struct grad_rule<tanh_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return g * conj_of(1 - strata::tanh(n.a) * strata::tanh(n.a));
+  }
+};
+template <> struct grad_rule<sigmoid_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return g * (strata::sigmoid(n.a) * (1 - strata::sigmoid(n.a)));
+  }
+};
+template <> struct grad_rule<relu_op> {  // 0 at 0, as PyTorch's threshold_backward
+  template <class N, class G> static auto da(const N& n, const G& g) { return where(n.a > 0, g, 0); }
+};
+template <class C> struct grad_rule<clamp_op<C>> {  // the closed interval [lo, hi] passes the gradient
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return where(logical_and(n.a >= n.op.lo, n.a <= n.op.hi), g, 0);
+  }
+};
+template <> struct grad_rule<add_op> {
+  template <class N, class G> static auto da(const N&, const G& g) { return g; }
+  template <class N, class G> static auto db(const N&, const G& g) { return g; }
+};
+template <> struct grad_rule<sub_op> {
+  template <class N, class G> static auto da(const N&, const G& g) { return g; }
+  template <class N, class G> static auto db(const N&, const G& g) { return -g; }
+};
+template <> struct grad_rule<mul_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g * conj_of(n.b); }
+  template <class N, class G> static auto db(const N& n, const G& g) { return g * conj_of(n.a); }
+};
+template <> struct grad_rule<div_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g / conj_of(n.b); }
+  template <class N, class G> static auto db(const N& n, const G& g) { return -(g * conj_of(n.a / n.b / n.b)); }
+};
+template <> struct grad_rule<maximum_op> {  // ties split the gradient in halves
+  template <class N, class G> static auto da(const N& n, const G& g) { return where(n.a < n.b, 0, where(n.a == n.b, g * 0.5, g)); }
+  template <class N, class G> static auto db(const N& n, const G& g) { return where(n.a > n.b, 0, where(n.a == n.b, g * 0.5, g)); }
+};
+template <> struct grad_rule<minimum_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return where(n.a > n.b, 0, where(n.a == n.b, g * 0.5, g)); }
+  template <class N, class G> static auto db(const N& n, const G& g) { return where(n.a < n.b, 0, where(n.a == n.b, g * 0.5, g)); }
+};
+template <> struct grad_rule<pow_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return where(n.b == 0, 0, g * conj_of(n.b * strata::pow(n.a, n.b - 1)));
+  }
+  template <class N, class G> static auto db(const N& n, const G& g) {
+    if constexpr (is_complex_v<typename N::common_type>)
+      return g * conj_of(strata::pow(n.a, n.b) * strata::log(n.a));
+    else
+      return where(logical_and(n.a == 0, n.b >= 0), 0, g * (strata::pow(n.a, n.b) * strata::log(n.a)));
+  }
+};
+template <> struct grad_rule<fmod_op> {
+  template <class N, class G> static auto da(const N&, const G& g) { return g; }
+  template <class N, class G> static auto db(const N& n, const G& g) { return -(g * strata::trunc(n.a / n.b)); }
+};
+template <> struct grad_rule<remainder_op> {
+  template <class N, class G> static auto da(const N&, const G& g) { return g; }
+  template <class N, class G> static auto db(const N& n, const G& g) { return -(g * strata::floor(n.a / n.b)); }
+};
+
+// ---- backprop<I>(tree, g): the gradient reaching leaf position I ----
+template <std::size_t I, class T, class G>
+auto backprop(const leaf_expr<T>&, const G& g) { return g; }
+template <std::size_t I, class T, std::size_t J, class G>
+auto backprop(const ref_leaf<T, J>&, const G& g) { return g; }
+template <std::size_t I, class Op, class A, class G>
+auto backprop(const unary_expr<Op, A>& n, const G& g);
+template <std::size_t I, class T, class A, class G>
+auto backprop(const cast_expr<T, A>& n, const G& g);
+template <std::size_t I, class Op, class A, class B, class C, class G>
+auto backprop(const binary_expr<Op, A, B, C>& n, const G& g);
+template <std::size_t I, class Cd, class X, class Y, class C, class G>
+auto backprop(const where_expr<Cd, X, Y, C>& n, const G& g);
+
+template <std::size_t I, class N, class D>
+auto pass(const N& child, const D& d) {
+  if constexpr (std::is_same_v<D, no_flow>) return no_flow{};
+  else return backprop<I>(child, d);
+}
+template <std::size_t I, class Op, class A, class G>
+auto backprop(const unary_expr<Op, A>& n, const G& g) { return pass<I>(n.a, grad_rule<Op>::da(n, g)); }
+template <std::size_t I, class T, class A, class G>
+auto backprop(const cast_expr<T, A>& n, const G& g) {
+  if constexpr (!differentiable_v<T>) return no_flow{};
+  else return pass<I>(n.a, g);
+}
+template <std::size_t I, class Op, class A, class B, class C, class G>
+auto backprop(const binary_expr<Op, A, B, C>& n, const G& g) {
+  if constexpr (!differentiable_v<typename binary_expr<Op, A, B, C>::value_type>) return no_flow{};
+  else if constexpr (I < positions<A>) return pass<I>(n.a, grad_rule<Op>::da(n, g));
+  else return pass<I - positions<A>>(n.b, grad_rule<Op>::db(n, g));
+}
+template <std::size_t I, class Cd, class X, class Y, class C, class G>
+auto backprop(const where_expr<Cd, X, Y, C>& n, const G& g) {
+  if constexpr (I < positions<Cd>) return no_flow{};
+  else if constexpr (I < positions<Cd> + positions<X>) return pass<I - positions<Cd>>(n.x, where(n.c, g, 0));
+  else return pass<I - positions<Cd> - positions<X>>(n.y, where(n.c, 0, g));
+}
+
+// ---- the backward loop: every full-shape input's gradient in one pass ----
+enum class grad_write : unsigned char { skip, assign, add };
+
+/// A derivative expression D tagged with the element type T of the input it is the gradient
+/// of (D is no_flow when no gradient reaches that input).
+template <class D, class T>
+struct typed_grad {
+  using grad_type = T;
+  static constexpr bool flows = !std::is_same_v<D, no_flow>;
+  D d;
+};
+
+/// One loop over the recorded shape that writes (or adds) the gradient of every input of that
+/// shape: operands 0..K-1 are the gradients, then the operands Ls the ref leaves read.
+template <class Ls, class... Gs>
+struct multi_kernel;
+template <class... Ls, class... Gs>
+struct multi_kernel<type_list<Ls...>, Gs...> {
+  static constexpr std::size_t K = sizeof...(Gs);
+  static constexpr std::size_t N = sizeof...(Ls);
+  static constexpr std::int64_t chunk = 512;
+  const std::tuple<Gs...>* grads;
+  std::array<grad_write, K> modes{};
+
+  // out[i * os] (= or +=) d(i) for i < len, converted to the input's type T.
+  template <class T, class D, class P>
+  static void write(const D& d, const P& p, std::int64_t len, char* out, std::int64_t os, grad_write m) {
+    using V = compute_t<typename D::value_type>;
+    using CT = compute_t<T>;
+    if constexpr (uses_vmath<D>()) {
+      chunk_buffer<V, vchunk> buf;
+      d.template eval_chunk<0>(p, 0, len, buf.data);
+      for (std::int64_t i = 0; i < len; ++i) {
+        T* o = reinterpret_cast<T*>(out + i * os);
+        *o = m == grad_write::add ? convert<T>(static_cast<CT>(*o) + convert<CT>(buf.data[i])) : convert<T>(buf.data[i]);
+      }
+    } else if (os == static_cast<std::int64_t>(sizeof(T))) {
+      T* o = reinterpret_cast<T*>(out);
+      if (m == grad_write::add)
+        for (std::int64_t i = 0; i < len; ++i) o[i] = convert<T>(static_cast<CT>(o[i]) + convert<CT>(static_cast<V>(d.template at<0>(p, i))));
+      else
+        for (std::int64_t i = 0; i < len; ++i) o[i] = convert<T>(static_cast<V>(d.template at<0>(p, i)));
+    } else {
+      for (std::int64_t i = 0; i < len; ++i) {
+        T* o = reinterpret_cast<T*>(out + i * os);
+        const V v = static_cast<V>(d.template at<0>(p, i));
+        *o = m == grad_write::add ? convert<T>(static_cast<CT>(*o) + convert<CT>(v)) : convert<T>(v);
+      }
+    }
+  }
+
+  template <class P, std::size_t... M>
+  void all(const P& p, std::int64_t len, char* const* outs, const std::int64_t* os, std::index_sequence<M...>) const {
+    auto one = [&]<std::size_t J>() {
+      using G = std::tuple_element_t<J, std::tuple<Gs...>>;
+      if constexpr (G::flows) {
+        if (modes[J] != grad_write::skip)
+          write<typename G::grad_type>(std::get<J>(*grads).d, p, len, outs[J], os[J], modes[J]);
+      }
+    };
+    (one.template operator()<M>(), ...);
+  }
+
+  template <class T>
+  static const T* gather(const char* base, std::int64_t stride, std::int64_t c, std::int64_t len,
+                         chunk_buffer<T, chunk>& buf) {
+    if (stride == static_cast<std::int64_t>(sizeof(T))) return reinterpret_cast<const T*>(base) + c;
+    const char* q = base + c * stride;
+    for (std::int64_t i = 0; i < len; ++i) buf.data[i] = *reinterpret_cast<const T*>(q + i * stride);
+    return buf.data;
+  }
+
+  template <std::size_t... L>
+  void run(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st, std::index_sequence<L...>) const {
+    const bool contiguous = ((s[K + L] == static_cast<std::int64_t>(sizeof(Ls))) && ...);
+    std::tuple<chunk_buffer<Ls, chunk>...> bufs;
+    char* outs[K];
+    for (std::int64_t c = 0; c < n; c += chunk) {
+      const std::int64_t len = n - c < chunk ? n - c : chunk;
+      for (std::size_t k = 0; k < K; ++k) outs[k] = ptrs[k] + c * s[k];
+      if (contiguous) {
+        const row_args<std::tuple<const Ls*...>> p{{reinterpret_cast<const Ls*>(ptrs[K + L]) + c...}, st};
+        all(p, len, outs, s, std::index_sequence_for<Gs...>{});
+      } else {
+        const row_args<std::tuple<const Ls*...>> p{{gather<Ls>(ptrs[K + L], s[K + L], c, len, std::get<L>(bufs))...}, st};
+        all(p, len, outs, s, std::index_sequence_for<Gs...>{});
+      }
+    }
+  }
+  static void row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
+    static_cast<const multi_kernel*>(ctx)->run(ptrs, s, n, st, std::index_sequence_for<Ls...>{});
+  }
+  static void tile(const void* ctx, char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1,
+                   std::int64_t n0, std::int64_t n1, loop_status* st) {
+    char* p[K + N];
+    for (std::size_t k = 0; k < K + N; ++k) p[k] = ptrs[k];
+    for (std::int64_t j = 0; j < n1; ++j) {
+      row(ctx, p, s0, n0, st);
+      for (std::size_t k = 0; k < K + N; ++k) p[k] += s1[k];
+    }
+  }
+};
+
+template <class D, class Tuple> struct bundle_of;
+template <class D, class... Ts> struct bundle_of<D, std::tuple<Tensor<Ts>...>> { using type = bundle<D, Ts...>; };
+template <class L> struct tensor_tuple;
+template <class... Ts> struct tensor_tuple<type_list<Ts...>> { using type = std::tuple<Tensor<Ts>...>; };
+
+/// Sends the gradients of e's leaves to their slots. Leaf position I gets backprop<I>(ref tree
+/// of e, de), where de, built by make_de(ref tree, ref leaves of the extra tensors), is the
+/// gradient reaching e's root. Inputs with e's full shape are written by one multi-output
+/// loop; each broadcast input by one fused sum_to.
+template <class E, class... Xs, class MakeDe>
+void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<Xs>...>& extra, MakeDe make_de) {
+  constexpr std::size_t N = E::leaf_count;
+  using all_leaves = typename concat<typename E::leaf_types, type_list<Xs...>>::type;
+  typename tensor_tuple<typename E::leaf_types>::type leaves;
+  std::array<autograd_meta*, N> metas{};
+  e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) {
+    std::get<I>(leaves) = t.detach();
+    if (t.requires_grad()) metas[I] = autograd_access<Tensor<T>>::meta(t).get();
+  });
+  const auto tensors = std::tuple_cat(leaves, extra);
+  const auto root = refify<0>(e);
+  const auto de = [&]<std::size_t... X>(std::index_sequence<X...>) {
+    return make_de(root, ref_leaf<Xs, N + X>{{}, std::get<X>(extra).sizes().vec()}...);
+  }(std::index_sequence_for<Xs...>{});
+  const dim_vector full = e.sizes().vec();
+
+  // The derivative for every leaf position (no_flow where no gradient can reach it).
+  const auto grads = [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::make_tuple([&] {
+      using L = typename leaf_at<I, typename E::leaf_types>::type;
+      if constexpr (!differentiable_v<L>) return typed_grad<no_flow, L>{};
+      else {
+        auto d = backprop<I>(root, de);
+        return typed_grad<decltype(d), L>{std::move(d)};
+      }
+    }()...);
+  }(std::make_index_sequence<N>{});
+  using kernel_t = typename decltype(std::apply(
+      [](const auto&... g) { return std::type_identity<multi_kernel<all_leaves, std::remove_cvref_t<decltype(g)>...>>{}; },
+      grads))::type;
+  kernel_t k{&grads};
+
+  alignas(64) char scratch[64];
+  std::array<loop_operand, 2 * N + sizeof...(Xs)> ops;
+  std::array<dim_vector, 2 * N + sizeof...(Xs)> strides;
+  std::array<grad_buffer*, N> written{};
+  bool any = false;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (([&] {
+       using G = std::tuple_element_t<I, std::remove_cvref_t<decltype(grads)>>;
+       using L = typename G::grad_type;
+       ops[I] = loop_operand{scratch, strides[I] = dim_vector(full.size(), 0), sizeof(L)};
+       autograd_meta* m = metas[I];
+       grad_buffer* slot = m ? ctx.slot(*m) : nullptr;
+       if (!slot) return;
+       const Tensor<L>& leaf = std::get<I>(tensors);
+       if constexpr (!G::flows) {
+         if (!slot->defined) autograd_access<Tensor<L>>::accumulate(*slot, zeros<L>(leaf.sizes()));
+       } else if (!(leaf.sizes() == int_list(full))) {
+         // A broadcast input: one fused reduction of its derivative down to its sizes.
+         using B = typename bundle_of<decltype(std::get<I>(grads).d), std::remove_cvref_t<decltype(tensors)>>::type;
+         const B b{{}, std::get<I>(grads).d, &tensors, full};
+         autograd_access<Tensor<L>>::accumulate(*slot, Tensor<L>(reductions<B>::sum_to(b, leaf.sizes()).template to<L>()));
+       } else {
+         bool again = false;
+         for (std::size_t j = 0; j < I; ++j) again = again || written[j] == slot;
+         if (!again) {
+           if (!slot->defined) {
+             autograd_access<Tensor<L>>::accumulate(*slot, empty<L>(full));
+             k.modes[I] = grad_write::assign;
+           } else {
+             if (slot->data.use_count() > 1)  // the user holds the gradient: add out of place
+               *slot = autograd_access<Tensor<L>>::buffer(autograd_access<Tensor<L>>::tensor(*slot).clone());
+             k.modes[I] = grad_write::add;
+           }
+         } else {
+           k.modes[I] = grad_write::add;
+         }
+         written[I] = slot;
+         const Tensor<L> out = autograd_access<Tensor<L>>::tensor(*slot);
+         out.storage().bump_version();
+         strides[I] = out.strides().vec();
+         ops[I] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), strides[I], sizeof(L)};
+         any = true;
+       }
+     }()),
+     ...);
+  }(std::make_index_sequence<N>{});
+  if (!any || numel_of(full) == 0) return;
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    ((strides[N + J] = broadcast_strides(std::get<J>(tensors).sizes(), std::get<J>(tensors).strides(), full),
+      ops[N + J] = loop_operand{reinterpret_cast<char*>(std::get<J>(tensors).data_ptr()), strides[N + J],
+                                static_cast<std::int64_t>(sizeof(typename std::tuple_element_t<J, std::remove_cvref_t<decltype(tensors)>>::value_type))}),
+     ...);
+  }(std::make_index_sequence<N + sizeof...(Xs)>{});
+  execute(make_plan(full, ops), &kernel_t::row, &kernel_t::tile, &k);
+}
+
+/// The versions of e's tensors now.
+template <class E>
+std::array<std::uint64_t, E::leaf_count> versions_of(const E& e) {
+  std::array<std::uint64_t, E::leaf_count> v{};
+  e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) { v[I] = t.storage().version(); });
+  return v;
+}
+/// Throws PyTorch's error when a tensor of e was written in place since it was recorded.
+template <class E>
+void check_versions(const E& e, const std::array<std::uint64_t, E::leaf_count>& saved) {
+  e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) {
+    if (t.storage().version() != saved[I]) throw_version_error(dtype_v<T>, t.sizes(), t.storage().version(), saved[I]);
+  });
+}
+
+/// The node an evaluated expression records: its tree, and the versions of its tensors.
+template <class E, element Out>
+struct expr_node final : grad_node {
+  std::optional<E> e;
+  std::array<std::uint64_t, E::leaf_count> versions{};
+  explicit expr_node(const E& x) : e(x) {}
+  void apply(backward_context& ctx) override {
+    check_versions(*e, versions);
+    const Tensor<Out> g = autograd_access<Tensor<Out>>::tensor(pending);
+    backprop_leaves(*e, ctx, std::make_tuple(g), [](const auto&, const auto& gref) { return gref; });
+  }
+  void release() noexcept override { e.reset(); }
+};
+
+/// Links node n (whose inputs are e's tensors that require grad) as the producer of out.
+template <class E, element O>
+void link(const E& e, const std::shared_ptr<grad_node>& n, Tensor<O>& out) {
+  e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) {
+    if (t.requires_grad()) n->inputs.push_back(autograd_access<Tensor<T>>::meta(t));
+  });
+  autograd_access<Tensor<O>>::set_grad_fn(out, n);
+}
+
+template <element O, class E>
+void record(const E& e, Tensor<O>& out) {
+  if constexpr (differentiable_v<O> && recordable_v<E>) {
+    if (!grad_enabled() || !e.requires_grad()) return;
+    auto n = std::make_shared<expr_node<E, O>>(e);
+    n->versions = versions_of(e);
+    link(e, n, out);
+  }
+}
+}  // namespace strata::detail

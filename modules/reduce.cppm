@@ -12,6 +12,7 @@ module;
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -24,9 +25,27 @@ import strata.shape;
 import strata.storage;
 import strata.tensor;
 import strata.loop;
+import strata.graph;
 import :elementwise;
 
+export namespace strata {
+template <class Op, class A, class R, class E>
+struct reduce_expr;
+}  // namespace strata
+
 namespace strata::detail {
+template <class Op, class A, class R, class E>
+void record_reduce(const reduce_expr<Op, A, R, E>& x, Tensor<R>& out);
+/// Evaluates a reduction without recording it (the backward's own reductions).
+struct reduce_eval {
+  template <class X>
+  static Tensor<typename X::value_type> run(const X& x) {
+    Tensor<typename X::value_type> out = empty<typename X::value_type>(x.out_shape);
+    x.write(out);
+    return out;
+  }
+};
+
 // ---- reduction operations: identity and combine, on the accumulator type ----
 // combine() is the element-wise operation itself (wrap-around for integers, NaN propagation
 // for amax/amin), so a reduction and the matching binary op agree bit for bit.
@@ -94,7 +113,19 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
   Tensor<U> to() const {
     Tensor<R> out = empty<R>(out_shape);
     write(out);
+    detail::record_reduce(*this, out);
     return out.template to<U>();
+  }
+  friend struct detail::reduce_eval;
+  /// True when the reduced expression requires grad (the result then records a node).
+  bool requires_grad() const { return e.requires_grad(); }
+  /// The dims this reduction sums over, as a list for a reduction of the same tree.
+  dim_vector reduced_dims() const {
+    dim_vector dims;
+    const int_list full = e.sizes();
+    for (std::size_t d = 0; d < full.size(); ++d)
+      if (keep_shape[d] == 1) dims.push_back(static_cast<std::int64_t>(d));
+    return dims;
   }
   /// Writes the result into dst, broadcasting and converting like copy_.
   template <element O>
@@ -285,6 +316,77 @@ Tensor<detail::sum_result_t<T>> sum_to(const Tensor<T>& t, int_list sizes) {
 }  // namespace strata
 
 namespace strata::detail {
+/// The backward of a reduction: the output's gradient spread back over the reduced dims
+/// (divided by the count for mean, shared among ties for amax/amin, the product of the other
+/// elements for prod), then through the reduced tree as for any expression.
+template <class Op, class A, class R, class E>
+struct reduce_node final : grad_node {
+  std::optional<reduce_expr<Op, A, R, E>> x;
+  std::array<std::uint64_t, E::leaf_count> versions{};
+  Tensor<R> result;  // amax, amin, prod: the output (detached)
+  std::uint64_t result_version = 0;
+  explicit reduce_node(const reduce_expr<Op, A, R, E>& r) : x(r) {}
+
+  void apply(backward_context& ctx) override {
+    const E& e = x->e;
+    check_versions(e, versions);
+    constexpr bool saves = !std::is_same_v<Op, sum_r>;
+    if (saves && result.storage().version() != result_version)
+      throw_version_error(dtype_v<R>, result.sizes(), result.storage().version(), result_version);
+    const dim_vector full = e.sizes().vec();
+    const Tensor<R> g = autograd_access<Tensor<R>>::tensor(pending).reshape(x->keep_shape).expand(full);
+    if constexpr (std::is_same_v<Op, sum_r>) {
+      if (x->mean) {
+        const double n = static_cast<double>(numel_of(full)) / static_cast<double>(numel_of(x->keep_shape));
+        backprop_leaves(e, ctx, std::make_tuple(g), [n](const auto&, const auto& gr) { return gr / n; });
+      } else {
+        backprop_leaves(e, ctx, std::make_tuple(g), [](const auto&, const auto& gr) { return gr; });
+      }
+    } else {
+      const Tensor<R> res = result.reshape(x->keep_shape).expand(full);
+      const dim_vector dims = x->reduced_dims();
+      if constexpr (std::is_same_v<Op, prod_r>) {
+        // One zero among the reduced elements: its gradient is the product of the others;
+        // two or more: all zero. Otherwise result / x.
+        const Tensor<std::int64_t> zeros_k = reduce_eval::run(strata::sum(e == 0, dims, true));
+        const Tensor<R> others = reduce_eval::run(strata::prod(where(e == 0, 1, e), dims, true));
+        backprop_leaves(e, ctx, std::make_tuple(g, res, zeros_k.expand(full), others.expand(full)),
+                        [](const auto& r, const auto& gr, const auto& rr, const auto& zr, const auto& pr) {
+                          return gr * conj_of(where(r == 0, (zr == 1) * pr, rr / r));
+                        });
+      } else {  // amax, amin: shared evenly among the elements equal to the result
+        const Tensor<std::int64_t> count = reduce_eval::run(strata::sum(e == leaf_expr<R>{{}, res}, dims, true));
+        backprop_leaves(e, ctx, std::make_tuple(g, res, count.expand(full)),
+                        [](const auto& r, const auto& gr, const auto& rr, const auto& cr) { return gr / cr * (r == rr); });
+      }
+    }
+  }
+  void release() noexcept override {
+    x.reset();
+    result = Tensor<R>();
+  }
+};
+
+template <class Op, class A, class R, class E>
+void record_reduce(const reduce_expr<Op, A, R, E>& x, Tensor<R>& out) {
+  if constexpr (differentiable_v<R> && recordable_v<E> && !std::is_same_v<Op, all_r> && !std::is_same_v<Op, any_r>) {
+    if (!grad_enabled() || !x.requires_grad()) return;
+    auto n = std::make_shared<reduce_node<Op, A, R, E>>(x);
+    n->versions = versions_of(x.e);
+    if constexpr (!std::is_same_v<Op, sum_r>) {
+      n->result = out.detach();
+      n->result_version = out.storage().version();
+    }
+    link(x.e, n, out);
+  }
+}
+
+/// sum_to of a derivative bundle (the broadcast inputs' gradients in backward).
+template <class D, class... Ts>
+struct reductions<bundle<D, Ts...>> {
+  static auto sum_to(const bundle<D, Ts...>& b, int_list sizes) { return strata::sum_to(b, sizes); }
+};
+
 template <element T>
 struct reductions<Tensor<T>> {
   static auto sum(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::sum(t, dims, keepdim); }

@@ -3,6 +3,7 @@
 module;
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -64,12 +65,22 @@ class storage {
   inline long use_count() const noexcept { return block_.use_count(); }
   /// True when both handles refer to the same buffer.
   inline bool is_alias_of(const storage& o) const noexcept { return block_ && block_ == o.block_; }
+  /// How many times the elements were written in place (PyTorch's version counter, which
+  /// autograd compares with the version a recorded node saw).
+  inline std::uint64_t version() const noexcept {
+    return block_ ? block_->version.load(std::memory_order_relaxed) : 0;
+  }
+  /// Counts an in-place write (every writing operation of strata calls it).
+  inline void bump_version() const noexcept {
+    if (block_) block_->version.fetch_add(1, std::memory_order_relaxed);
+  }
 
  private:
   struct block {
     void* data = nullptr;
     std::size_t nbytes = 0;
     std::int64_t count = 0;
+    std::atomic<std::uint64_t> version{0};
     void (*destroy)(void*, std::int64_t) = nullptr;
     block() = default;
     block(const block&) = delete;

@@ -6,6 +6,7 @@ export import strata.error;
 export import strata.dtype;
 export import strata.shape;
 export import strata.storage;
+export import strata.autograd;
 export import strata.tensor;
 export import strata.expr;
 export import strata.io;

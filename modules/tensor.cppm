@@ -6,6 +6,7 @@ module;
 #include <cstdint>
 #include <tuple>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +19,7 @@ export import strata.dtype;
 export import strata.shape;
 export import strata.storage;
 import strata.loop;
+import strata.graph;
 
 namespace strata::detail {
 /// A contiguous layout of the given sizes at offset 0.
@@ -71,6 +73,18 @@ struct fill_source {
   compute_t<T> at(const P&, std::int64_t) const { return static_cast<compute_t<T>>(value); }
 };
 
+/// dst + src: operand 1 is the destination read back, operand 2 the source (gradient sums).
+template <class T>
+struct add_source {
+  using value_type = T;
+  using leaf_types = type_list<T, T>;
+  static constexpr std::size_t leaf_count = 2;
+  template <std::size_t I, class P>
+  compute_t<T> at(const P& p, std::int64_t i) const {
+    return static_cast<compute_t<T>>(std::get<I>(p.ptrs)[i]) + static_cast<compute_t<T>>(std::get<I + 1>(p.ptrs)[i]);
+  }
+};
+
 /// Runs kernel<O, Src> over dst and (optionally) one source operand broadcast to dst.
 template <class O, class Src>
 void run_unary_loop(const layout& dst, O* dst_data, const Src& src, const layout* from, char* from_data,
@@ -101,6 +115,38 @@ class Tensor;
 /// A tensor of uninitialized elements (zeros for non-trivial types such as float128).
 template <element T>
 Tensor<T> empty(int_list sizes);
+}  // namespace strata
+
+namespace strata::detail {
+/// How a view's gradient reaches its base.
+enum class view_kind {
+  general,   ///< laid into a zero tensor of the base's sizes through the same view
+  expand,    ///< summed back to the base's sizes
+  identity,  ///< a copy (clone, to<U>): converted to the base's dtype
+};
+template <element T, class Replay>
+void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kind kind);
+template <element In, element Out>
+void record_copy(const Tensor<In>& source, Tensor<Out>& copy);
+/// Adds a gradient into a slot (which takes it when empty).
+template <element T>
+void accumulate_grad(grad_buffer& slot, const Tensor<T>& g);
+/// True when every element of view l lies in [base, base + n).
+inline bool within_block(const layout& l, std::int64_t base, std::int64_t n) {
+  std::int64_t lo = l.offset, hi = l.offset;
+  for (std::size_t d = 0; d < l.sizes.size(); ++d) {
+    if (l.sizes[d] == 0) return true;
+    const std::int64_t span = (l.sizes[d] - 1) * l.strides[d];
+    (span < 0 ? lo : hi) += span;
+  }
+  return lo >= base && hi < base + n;
+}
+
+/// Throws when a source that requires grad is written into an existing tensor (not recorded).
+void check_inplace_source(bool source_requires_grad);
+}  // namespace strata::detail
+
+export namespace strata {
 
 /// A strided n-dimensional array of T over shared storage (a handle, like at::Tensor:
 /// copies share the elements; clone() copies them).
@@ -144,7 +190,12 @@ class Tensor {
   /// broadcasting src to this shape and converting like copy_.
   template <class E>
   const Tensor& assign(const E& src) const {
-    if constexpr (detail::lazy_expression<E>) src.eval_into(*this);
+    if constexpr (detail::lazy_expression<E>) {
+      detail::check_inplace(meta_.get());
+      detail::check_inplace_source(src.requires_grad());
+      storage_.bump_version();
+      src.eval_into(*this);
+    }
     else if constexpr (requires { typename E::value_type; src.storage(); }) copy_(src);
     else {
       static_assert(element<E>, "assign() takes a tensor, an expression or a scalar of one of strata's dtypes.");
@@ -193,7 +244,8 @@ class Tensor {
       return *this;
     } else {
       Tensor<U> out = empty<U>(sizes());
-      out.copy_(*this);
+      out.copy_(detach());
+      if (requires_grad() && detail::grad_enabled()) detail::record_copy(*this, out);
       return out;
     }
   }
@@ -203,7 +255,8 @@ class Tensor {
   /// A contiguous deep copy.
   Tensor clone() const {
     Tensor out = empty<T>(sizes());
-    out.copy_(*this);
+    out.copy_(detach());
+    if (requires_grad() && detail::grad_enabled()) detail::record_copy(*this, out);
     return out;
   }
   /// The single element of a one-element tensor.
@@ -222,7 +275,9 @@ class Tensor {
   }
   /// Sets every element to value; returns *this.
   const Tensor& fill_(T value) const {
+    detail::check_inplace(meta_.get());
     detail::check_writable(layout_);
+    storage_.bump_version();
     const detail::fill_source<T> src{value};
     detail::run_unary_loop(layout_, data_ptr(), src, nullptr, nullptr, 0);
     return *this;
@@ -233,7 +288,10 @@ class Tensor {
   template <element U>
   const Tensor& copy_(const Tensor<U>& src) const {
     const detail::layout from = detail::expand_layout(src.layout_, sizes());
+    detail::check_inplace(meta_.get());
+    detail::check_inplace_source(src.requires_grad());
     detail::check_writable(layout_);
+    storage_.bump_version();
     if (storage_.is_alias_of(src.storage())) {
       if (detail::needs_temporary(detail::memory_overlap(layout_, sizeof(T), from, sizeof(U)), sizeof(T), sizeof(U)))
         return copy_(src.clone());
@@ -273,9 +331,59 @@ class Tensor {
   template <class Self = Tensor>
   auto sum_to(int_list sizes) const { return detail::reductions<Self>::sum_to(*this, sizes); }
 
+  // ---- autograd ----
+  /// Marks this leaf as needing a gradient (floating and complex dtypes only).
+  Tensor& requires_grad_(bool requires_grad = true) & {
+    set_requires_grad(requires_grad);
+    return *this;
+  }
+  /// requires_grad_ on a temporary: from_vector<float>({1, 2, 3}).requires_grad_().
+  Tensor requires_grad_(bool requires_grad = true) && {
+    set_requires_grad(requires_grad);
+    return std::move(*this);
+  }
+  /// True when backward computes a gradient for this tensor.
+  bool requires_grad() const noexcept { return meta_ && meta_->requires_grad; }
+  /// True unless a recorded operation computed this tensor.
+  bool is_leaf() const noexcept { return !meta_ || !meta_->grad_fn; }
+  /// True once a backward has given this leaf a gradient.
+  bool has_grad() const noexcept { return meta_ && meta_->grad.defined; }
+  /// The gradient accumulated into this leaf (its sizes and dtype); throws before any.
+  Tensor grad() const {
+    if (!has_grad())
+      throw error("grad(): this tensor has no gradient yet (has_grad() is false): only leaves that require "
+                  "grad get one, from backward()");
+    return Tensor(meta_->grad.data, meta_->grad.view);
+  }
+  /// The same elements, cut from the graph (does not require grad).
+  Tensor detach() const { return Tensor(storage_, layout_); }
+  /// Computes the gradient of this tensor with respect to every leaf that requires grad and
+  /// adds it to their grad(); gradient defaults to 1 for a one-element tensor. The graph's
+  /// saved values are freed unless retain_graph.
+  void backward(const std::optional<Tensor>& gradient = std::nullopt, bool retain_graph = false) const {
+    if (!requires_grad()) detail::throw_no_grad_fn();
+    Tensor seed;
+    if (gradient) {
+      if (!(gradient->sizes() == sizes()))
+        throw shape_error("Mismatch in shape: grad_output[0] has a shape of " + to_string(gradient->sizes()) +
+                          " and output[0] has a shape of " + to_string(sizes()) + ".");
+      seed = gradient->detach().clone();
+    } else {
+      if (numel() != 1) throw error("grad can be implicitly created only for scalar outputs");
+      seed = empty<T>(sizes());
+      seed.fill_(detail::convert<T>(1));
+    }
+    detail::backward_context ctx(false);
+    detail::accumulate_grad(*ctx.slot(*meta_), seed);
+    const std::shared_ptr<detail::autograd_meta> roots[1] = {meta_};
+    detail::run_backward(roots, retain_graph, ctx);
+  }
+
   // ---- views: metadata only, sharing storage ----
   /// The same elements with new sizes (one may be -1); throws when strides do not allow it.
-  Tensor view(int_list sizes) const { return with(detail::view_layout(layout_, sizes)); }
+  Tensor view(int_list sizes) const {
+    return derived(detail::view_layout(layout_, sizes), [s = sizes.vec()](const Tensor& g) { return g.view(s); });
+  }
   /// view() when possible, else a contiguous copy with the new sizes.
   Tensor reshape(int_list sizes) const {
     const dim_vector target = detail::infer_size(sizes, numel());
@@ -284,11 +392,22 @@ class Tensor {
   }
   /// An arbitrary strided view of the same storage (bounds-checked).
   Tensor as_strided(int_list sizes, int_list strides, std::optional<std::int64_t> storage_offset = {}) const {
-    return with(detail::as_strided_layout(sizes, strides, storage_offset.value_or(layout_.offset),
-                                          storage_.size()));
+    detail::layout l = detail::as_strided_layout(sizes, strides, storage_offset.value_or(layout_.offset),
+                                                 storage_.size());
+    if (!requires_grad() || !detail::grad_enabled()) return with(std::move(l));
+    // The view is relative to the storage; its gradient maps back to this tensor's elements
+    // when they are the contiguous block it starts at.
+    if (!is_contiguous() || !detail::within_block(l, layout_.offset, numel()))
+      throw error("as_strided of a tensor that requires grad: the view must stay within the tensor's "
+                  "elements, and the tensor must be contiguous (call contiguous() first)");
+    return derived(std::move(l), [l, base = layout_.offset](const Tensor& g) {
+      return g.as_strided(l.sizes, l.strides, l.offset - base);
+    });
   }
   /// Repeats size-1 dims (stride 0) and adds leading dims; -1 keeps a size.
-  Tensor expand(int_list sizes) const { return with(detail::expand_layout(layout_, sizes)); }
+  Tensor expand(int_list sizes) const {
+    return derived(detail::expand_layout(layout_, sizes), [](const Tensor& g) { return g; }, detail::view_kind::expand);
+  }
   /// expand(other.sizes()).
   template <element U>
   Tensor expand_as(const Tensor<U>& other) const { return expand(other.sizes()); }
@@ -296,30 +415,36 @@ class Tensor {
   Tensor broadcast_to(int_list sizes) const { return expand(sizes); }
   /// length elements of dim from start.
   Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
-    return with(detail::narrow_layout(layout_, dim, start, length));
+    return derived(detail::narrow_layout(layout_, dim, start, length),
+                   [=](const Tensor& g) { return g.narrow(dim, start, length); });
   }
   /// Python's t[start:end:step] along dim (negative and out-of-range bounds clamp).
   Tensor slice(std::int64_t dim = 0, std::optional<std::int64_t> start = {},
                std::optional<std::int64_t> end = {}, std::int64_t step = 1) const {
-    return with(detail::slice_layout(layout_, dim, start, end, step));
+    return derived(detail::slice_layout(layout_, dim, start, end, step),
+                   [=](const Tensor& g) { return g.slice(dim, start, end, step); });
   }
   /// Removes dim, keeping index along it.
   Tensor select(std::int64_t dim, std::int64_t index) const {
-    return with(detail::select_layout(layout_, dim, index));
+    return derived(detail::select_layout(layout_, dim, index), [=](const Tensor& g) { return g.select(dim, index); });
   }
   /// select(0, i).
   Tensor operator[](std::int64_t i) const { return select(0, i); }
   /// Reorders dims: result dim k is dims[k] of this tensor.
-  Tensor permute(int_list dims) const { return with(detail::permute_layout(layout_, dims)); }
+  Tensor permute(int_list dims) const {
+    return derived(detail::permute_layout(layout_, dims), [d = dims.vec()](const Tensor& g) { return g.permute(d); });
+  }
   /// Swaps two dims.
   Tensor transpose(std::int64_t dim0, std::int64_t dim1) const {
-    return with(detail::transpose_layout(layout_, dim0, dim1));
+    return derived(detail::transpose_layout(layout_, dim0, dim1),
+                   [=](const Tensor& g) { return g.transpose(dim0, dim1); });
   }
   /// transpose(0, 1) for tensors of at most 2 dims.
-  Tensor t() const { return with(detail::t_layout(layout_)); }
+  Tensor t() const { return derived(detail::t_layout(layout_), [](const Tensor& g) { return g.t(); }); }
   /// Moves dims source to positions destination, keeping the others in order.
   Tensor movedim(int_list source, int_list destination) const {
-    return with(detail::movedim_layout(layout_, source, destination));
+    return derived(detail::movedim_layout(layout_, source, destination),
+                   [s = source.vec(), d = destination.vec()](const Tensor& g) { return g.movedim(s, d); });
   }
   /// movedim for one dim.
   Tensor movedim(std::int64_t source, std::int64_t destination) const {
@@ -327,18 +452,24 @@ class Tensor {
   }
   /// The diagonal of dims (dim1, dim2) shifted by offset, as a new last dim.
   Tensor diagonal(std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1) const {
-    return with(detail::diagonal_layout(layout_, offset, dim1, dim2));
+    return derived(detail::diagonal_layout(layout_, offset, dim1, dim2),
+                   [=](const Tensor& g) { return g.diagonal(offset, dim1, dim2); });
   }
   /// All windows of size elements along dim, step apart, as a new last dim.
   Tensor unfold(std::int64_t dim, std::int64_t size, std::int64_t step) const {
-    return with(detail::unfold_layout(layout_, dim, size, step));
+    return derived(detail::unfold_layout(layout_, dim, size, step),
+                   [=](const Tensor& g) { return g.unfold(dim, size, step); });
   }
   /// Removes every size-1 dim.
-  Tensor squeeze() const { return with(detail::squeeze_layout(layout_)); }
+  Tensor squeeze() const { return derived(detail::squeeze_layout(layout_), [](const Tensor& g) { return g.squeeze(); }); }
   /// Removes dim if its size is 1.
-  Tensor squeeze(std::int64_t dim) const { return with(detail::squeeze_layout(layout_, dim)); }
+  Tensor squeeze(std::int64_t dim) const {
+    return derived(detail::squeeze_layout(layout_, dim), [=](const Tensor& g) { return g.squeeze(dim); });
+  }
   /// Inserts a size-1 dim at dim.
-  Tensor unsqueeze(std::int64_t dim) const { return with(detail::unsqueeze_layout(layout_, dim)); }
+  Tensor unsqueeze(std::int64_t dim) const {
+    return derived(detail::unsqueeze_layout(layout_, dim), [=](const Tensor& g) { return g.unsqueeze(dim); });
+  }
   /// Merges dims start..end into one (a view when strides allow, else a copy).
   Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const {
     const dim_vector target = detail::flatten_sizes(layout_.sizes, start_dim, end_dim);
@@ -348,11 +479,29 @@ class Tensor {
 
  private:
   template <element U> friend class Tensor;
+  friend struct detail::autograd_access<Tensor>;
   Tensor(strata::storage s, detail::layout l) : storage_(std::move(s)), layout_(std::move(l)) {}
   Tensor with(detail::layout l) const { return Tensor(storage_, std::move(l)); }
+  // A view that, when this tensor requires grad, records how its gradient reaches this one.
+  template <class Replay>
+  Tensor derived(detail::layout l, Replay replay, detail::view_kind kind = detail::view_kind::general) const {
+    Tensor out(storage_, std::move(l));
+    if (requires_grad() && detail::grad_enabled()) detail::record_view(*this, out, std::move(replay), kind);
+    return out;
+  }
+  void set_requires_grad(bool on) {
+    if (on) detail::check_differentiable(dtype());
+    if (!is_leaf() && !on)
+      throw error("you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                  "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+    if (!meta_ && !on) return;
+    if (!meta_) meta_ = std::make_shared<detail::autograd_meta>();
+    meta_->requires_grad = on;
+  }
 
   strata::storage storage_;
   detail::layout layout_;
+  std::shared_ptr<detail::autograd_meta> meta_;  ///< set once autograd is involved
 };
 
 /// `strata::Tensor y = x * 2;` deduces the element type of the expression.
@@ -460,3 +609,118 @@ Tensor<T> eye(std::int64_t n, std::optional<std::int64_t> m = {}) {
   return t;
 }
 }  // namespace strata
+
+namespace strata::detail {
+inline void check_inplace_source(bool source_requires_grad) {
+  if (source_requires_grad && grad_enabled())
+    throw error("strata does not record in-place operations: the value written requires grad, and writing it "
+                "into an existing tensor would cut it from the graph; evaluate into a new tensor instead "
+                "(Tensor y = e), or write under strata::no_grad.");
+}
+
+/// The autograd side of a Tensor<T>, for strata's own modules.
+template <element T>
+struct autograd_access<Tensor<T>> {
+  static const std::shared_ptr<autograd_meta>& meta(const Tensor<T>& t) noexcept { return t.meta_; }
+  /// Makes t the output of node n.
+  static void set_grad_fn(Tensor<T>& t, std::shared_ptr<grad_node> n, bool view_of_leaf = false) {
+    auto m = std::make_shared<autograd_meta>();
+    m->requires_grad = true;
+    m->view_of_leaf = view_of_leaf;
+    m->grad_fn = std::move(n);
+    t.meta_ = std::move(m);
+  }
+  static Tensor<T> tensor(const grad_buffer& b) { return Tensor<T>(b.data, b.view); }
+  static grad_buffer buffer(const Tensor<T>& t) { return grad_buffer{t.storage_, t.layout_, true}; }
+  /// Adds g into slot (which takes g when empty; see accumulate_grad).
+  static void accumulate(grad_buffer& slot, const Tensor<T>& g) { accumulate_grad(slot, g); }
+};
+
+template <element T>
+void accumulate_grad(grad_buffer& slot, const Tensor<T>& g) {
+  using access = autograd_access<Tensor<T>>;
+  if (!slot.defined) {
+    slot = access::buffer(g);
+    return;
+  }
+  const Tensor<T> current = access::tensor(slot);
+  const Tensor<T> sum = slot.data.use_count() > 2 ? current.clone() : current;  // someone holds it: out of place
+  loop_operand ops[3] = {{reinterpret_cast<char*>(sum.data_ptr()), sum.strides(), sizeof(T)},
+                         {reinterpret_cast<char*>(sum.data_ptr()), sum.strides(), sizeof(T)},
+                         {reinterpret_cast<char*>(g.data_ptr()), dim_vector{}, sizeof(T)}};
+  const dim_vector gs = broadcast_strides(g.sizes(), g.strides(), sum.sizes());
+  ops[2].strides = gs;
+  sum.storage().bump_version();
+  run_kernel<T>(make_plan(sum.sizes(), ops), add_source<T>{});
+  slot = access::buffer(sum);
+}
+
+/// dst[k] += src[k] one element at a time, for views whose elements share memory
+/// (overlapping unfold windows, as_strided): each shared element sums every contribution.
+template <element T>
+void scatter_add(const Tensor<T>& dst, const Tensor<T>& src) {
+  const Tensor<T> s = src.contiguous();
+  const T* from = s.data_ptr();
+  T* base = dst.data_ptr();
+  const int_list sizes = dst.sizes(), strides = dst.strides();
+  const std::size_t nd = sizes.size();
+  dim_vector index(nd, 0);
+  std::int64_t offset = 0;
+  for (std::int64_t i = 0, n = dst.numel(); i < n; ++i) {
+    base[offset] = convert<T>(static_cast<compute_t<T>>(base[offset]) + static_cast<compute_t<T>>(from[i]));
+    for (std::size_t d = nd; d-- > 0;) {
+      offset += strides[d];
+      if (++index[d] < sizes[d]) break;
+      offset -= strides[d] * sizes[d];
+      index[d] = 0;
+    }
+  }
+}
+
+/// The gradient of a view or copy: laid back into the base's sizes (and dtype).
+template <element In, element Out, class Replay>
+struct view_node final : grad_node {
+  dim_vector base_sizes;
+  Replay replay;
+  view_kind kind;
+  view_node(dim_vector sizes, Replay r, view_kind k) : base_sizes(std::move(sizes)), replay(std::move(r)), kind(k) {}
+
+  void apply(backward_context& ctx) override {
+    grad_buffer* slot = ctx.slot(*inputs[0]);
+    if (!slot) return;
+    const Tensor<Out> g = autograd_access<Tensor<Out>>::tensor(pending);
+    if (kind == view_kind::identity) {
+      accumulate_grad(*slot, g.template to<In>());
+      return;
+    }
+    if constexpr (std::is_same_v<In, Out>) {
+      if (kind == view_kind::expand) {
+        accumulate_grad(*slot, Tensor<In>(reductions<Tensor<In>>::sum_to(g, base_sizes)));
+        return;
+      }
+      const Tensor<In> whole = zeros<In>(base_sizes);
+      const Tensor<In> part = replay(whole);
+      if (has_internal_overlap(part.sizes(), part.strides())) scatter_add(part, g);
+      else part.copy_(g);
+      accumulate_grad(*slot, whole);
+    }
+  }
+  void release() noexcept override {}
+};
+
+template <element T, class Replay>
+void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kind kind) {
+  using access = autograd_access<Tensor<T>>;
+  auto node = std::make_shared<view_node<T, T, Replay>>(base.sizes().vec(), std::move(replay), kind);
+  node->inputs.push_back(access::meta(base));
+  access::set_grad_fn(view, std::move(node), base.is_leaf() || access::meta(base)->view_of_leaf);
+}
+
+template <element In, element Out>
+void record_copy(const Tensor<In>& source, Tensor<Out>& copy) {
+  auto same = [](const Tensor<In>& g) { return g; };
+  auto node = std::make_shared<view_node<In, Out, decltype(same)>>(source.sizes().vec(), same, view_kind::identity);
+  node->inputs.push_back(autograd_access<Tensor<In>>::meta(source));
+  autograd_access<Tensor<Out>>::set_grad_fn(copy, std::move(node));
+}
+}  // namespace strata::detail
