@@ -32,6 +32,8 @@ DECL = ("void f(Tensor<float>& out, const Tensor<float>& a, const Tensor<float>&
 SOURCES = {
     "import only": HEAD + "int main() { return 0; }\n",
     "one expression (W2)": HEAD + DECL + W2 + "}\n",
+    "one expression into a fresh tensor (records for autograd)": HEAD + DECL +
+    "  out = Tensor<float>((a * b + c * d - e) * 0.5f);\n}\n",
     "five expressions": HEAD + DECL + W2 +
     "  out.assign(exp(-a * a) * tanh(b) + sigmoid(c));\n"
     "  out.assign(where(a > b, a - b, 0.5f * (c + d)));\n"

@@ -745,13 +745,19 @@ void run_assign(const Tensor<O>& out, const E& e, leaf_operands<E>& ls, bool out
                 e);
 }
 
-/// A fresh tensor holding e, laid out in its inputs' memory order.
+/// A fresh tensor holding e, laid out in its inputs' memory order (not recorded).
 template <element O, class E>
-Tensor<O> eval_fresh(const E& e) {
+Tensor<O> eval_unrecorded(const E& e) {
   leaf_operands<E> ls(e, e.sizes());
   const dim_vector strides = fresh_strides(e.sizes(), ls.inputs());
   Tensor<O> out(storage::allocate<O>(numel_of(e.sizes()), init::uninitialized), e.sizes(), strides, 0);
   run_assign(out, e, ls, out.is_contiguous());
+  return out;
+}
+/// A fresh tensor holding e, recorded for autograd when e's leaves require grad.
+template <element O, class E>
+Tensor<O> eval_fresh(const E& e) {
+  Tensor<O> out = eval_unrecorded<O>(e);
   record(e, out);
   return out;
 }
@@ -781,7 +787,7 @@ void assign_into(const Tensor<O>& dst, const E& e) {
       via_temporary = true;
   }
   if (via_temporary) {
-    dst.copy_(eval_fresh<typename E::value_type>(e));
+    dst.copy_(eval_unrecorded<typename E::value_type>(e));
     return;
   }
   run_assign(dst, e, ls, dst.is_contiguous());
@@ -1071,45 +1077,14 @@ struct ref_leaf : expression_base<ref_leaf<T, J>> {
   /// Element i of operand J.
   template <std::size_t I, class P>
   detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(std::get<J>(p.ptrs)[i]); }
-  /// No leaves of its own (the operands belong to the bundle around it).
+  /// No leaves of its own (the operands belong to the derivative's loop).
   template <std::size_t I, class F>
   void for_each_leaf(F&&) const {}
 };
 
-/// A derivative expression D over a list of tensors (the recorded leaves, the upstream
-/// gradient, saved values) that its ref leaves read: a normal expression for the reduction
-/// path (sum_to to a broadcast input's sizes).
-template <class D, class... Ts>
-struct bundle : expression_base<bundle<D, Ts...>> {
-  using value_type = typename D::value_type;
-  using leaf_types = detail::type_list<Ts...>;
-  static constexpr std::size_t leaf_count = sizeof...(Ts);
-  static constexpr bool has_vmath = D::has_vmath;
-  D d;                                       ///< the derivative (ref leaves only)
-  const std::tuple<Tensor<Ts>...>* tensors;  ///< what the ref leaves read
-  dim_vector shape;                          ///< the shape everything broadcasts to
-  /// The broadcast shape.
-  int_list sizes() const noexcept { return shape; }
-  /// Element i.
-  template <std::size_t I, class P>
-  auto at(const P& p, std::int64_t i) const { return d.template at<0>(p, i); }
-  /// Elements [i0, i0 + n).
-  template <std::size_t I, class P, class F>
-  void eval_chunk(const P& p, std::int64_t i0, std::int64_t n, F* out) const { d.template eval_chunk<0>(p, i0, n, out); }
-  /// Visits the tensors in operand order.
-  template <std::size_t I, class F>
-  void for_each_leaf(F&& f) const {
-    [&]<std::size_t... K>(std::index_sequence<K...>) { (f.template operator()<I + K>(std::get<K>(*tensors)), ...); }(
-        std::index_sequence_for<Ts...>{});
-  }
-};
 }  // namespace strata
 
 namespace strata::detail {
-/// False for the expressions backward builds (they never record a node).
-template <class E> inline constexpr bool recordable_v = true;
-template <class D, class... Ts> inline constexpr bool recordable_v<bundle<D, Ts...>> = false;
-
 /// No gradient flows this way (comparisons, floor, the condition of where, ...).
 struct no_flow {};
 
@@ -1324,8 +1299,12 @@ auto backprop(const where_expr<Cd, X, Y, C>& n, const G& g) {
   else return pass<I - positions<Cd> - positions<X>>(n.y, where(n.c, 0, g));
 }
 
-// ---- the backward loop: every full-shape input's gradient in one pass ----
-enum class grad_write : unsigned char { skip, assign, add };
+// ---- the backward loop ----
+/// Summation, as a reduction operation (the sum_to of a broadcast input's gradient; sum()).
+struct sum_r {
+  template <class A> static A identity() { return A(0); }
+  template <class A> static A combine(A a, A b) { return add_op::apply<A>(a, b); }
+};
 
 /// A derivative expression D tagged with the element type T of the input it is the gradient
 /// of (D is no_flow when no gradient reaches that input).
@@ -1336,109 +1315,69 @@ struct typed_grad {
   D d;
 };
 
-/// One loop over the recorded shape that writes (or adds) the gradient of every input of that
-/// shape: operands 0..K-1 are the gradients, then the operands Ls the ref leaves read.
-template <class Ls, class... Gs>
-struct multi_kernel;
-template <class... Ls, class... Gs>
-struct multi_kernel<type_list<Ls...>, Gs...> {
-  static constexpr std::size_t K = sizeof...(Gs);
-  static constexpr std::size_t N = sizeof...(Ls);
-  static constexpr std::int64_t chunk = 512;
-  const std::tuple<Gs...>* grads;
-  std::array<grad_write, K> modes{};
-
-  // out[i * os] (= or +=) d(i) for i < len, converted to the input's type T.
-  template <class T, class D, class P>
-  static void write(const D& d, const P& p, std::int64_t len, char* out, std::int64_t os, grad_write m) {
-    using V = compute_t<typename D::value_type>;
-    using CT = compute_t<T>;
+/// grad_eval_fn of derivative D (operands of types Ls) for a gradient of type T: the one
+/// loop an expression instantiates per input.
+template <class D, class T, class... Ls>
+void eval_grad(const void* d, const char* const* in, std::int64_t n, void* out, loop_status* st) {
+  const D& dd = *static_cast<const D*>(d);
+  using V = compute_t<typename D::value_type>;
+  using C = compute_t<T>;
+  C* o = static_cast<C*>(out);
+  [&]<std::size_t... L>(std::index_sequence<L...>) {
+    const row_args<std::tuple<const Ls*...>> p{{reinterpret_cast<const Ls*>(in[L])...}, st};
     if constexpr (uses_vmath<D>()) {
-      chunk_buffer<V, vchunk> buf;
-      d.template eval_chunk<0>(p, 0, len, buf.data);
-      for (std::int64_t i = 0; i < len; ++i) {
-        T* o = reinterpret_cast<T*>(out + i * os);
-        *o = m == grad_write::add ? convert<T>(static_cast<CT>(*o) + convert<CT>(buf.data[i])) : convert<T>(buf.data[i]);
-      }
-    } else if (os == static_cast<std::int64_t>(sizeof(T))) {
-      T* o = reinterpret_cast<T*>(out);
-      if (m == grad_write::add)
-        for (std::int64_t i = 0; i < len; ++i) o[i] = convert<T>(static_cast<CT>(o[i]) + convert<CT>(static_cast<V>(d.template at<0>(p, i))));
-      else
-        for (std::int64_t i = 0; i < len; ++i) o[i] = convert<T>(static_cast<V>(d.template at<0>(p, i)));
-    } else {
-      for (std::int64_t i = 0; i < len; ++i) {
-        T* o = reinterpret_cast<T*>(out + i * os);
-        const V v = static_cast<V>(d.template at<0>(p, i));
-        *o = m == grad_write::add ? convert<T>(static_cast<CT>(*o) + convert<CT>(v)) : convert<T>(v);
-      }
-    }
-  }
-
-  template <class P, std::size_t... M>
-  void all(const P& p, std::int64_t len, char* const* outs, const std::int64_t* os, std::index_sequence<M...>) const {
-    auto one = [&]<std::size_t J>() {
-      using G = std::tuple_element_t<J, std::tuple<Gs...>>;
-      if constexpr (G::flows) {
-        if (modes[J] != grad_write::skip)
-          write<typename G::grad_type>(std::get<J>(*grads).d, p, len, outs[J], os[J], modes[J]);
-      }
-    };
-    (one.template operator()<M>(), ...);
-  }
-
-  template <class T>
-  static const T* gather(const char* base, std::int64_t stride, std::int64_t c, std::int64_t len,
-                         chunk_buffer<T, chunk>& buf) {
-    if (stride == static_cast<std::int64_t>(sizeof(T))) return reinterpret_cast<const T*>(base) + c;
-    const char* q = base + c * stride;
-    for (std::int64_t i = 0; i < len; ++i) buf.data[i] = *reinterpret_cast<const T*>(q + i * stride);
-    return buf.data;
-  }
-
-  template <std::size_t... L>
-  void run(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st, std::index_sequence<L...>) const {
-    const bool contiguous = ((s[K + L] == static_cast<std::int64_t>(sizeof(Ls))) && ...);
-    std::tuple<chunk_buffer<Ls, chunk>...> bufs;
-    char* outs[K];
-    for (std::int64_t c = 0; c < n; c += chunk) {
-      const std::int64_t len = n - c < chunk ? n - c : chunk;
-      for (std::size_t k = 0; k < K; ++k) outs[k] = ptrs[k] + c * s[k];
-      if (contiguous) {
-        const row_args<std::tuple<const Ls*...>> p{{reinterpret_cast<const Ls*>(ptrs[K + L]) + c...}, st};
-        all(p, len, outs, s, std::index_sequence_for<Gs...>{});
+      if constexpr (std::is_same_v<V, C>) {
+        dd.template eval_chunk<0>(p, 0, n, o);
       } else {
-        const row_args<std::tuple<const Ls*...>> p{{gather<Ls>(ptrs[K + L], s[K + L], c, len, std::get<L>(bufs))...}, st};
-        all(p, len, outs, s, std::index_sequence_for<Gs...>{});
+        chunk_buffer<V, vchunk> buf;
+        dd.template eval_chunk<0>(p, 0, n, buf.data);
+        for (std::int64_t i = 0; i < n; ++i) o[i] = convert<C>(buf.data[i]);
       }
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) o[i] = convert<C>(static_cast<V>(dd.template at<0>(p, i)));
     }
-  }
-  static void row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
-    static_cast<const multi_kernel*>(ctx)->run(ptrs, s, n, st, std::index_sequence_for<Ls...>{});
-  }
-  static void tile(const void* ctx, char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1,
-                   std::int64_t n0, std::int64_t n1, loop_status* st) {
-    char* p[K + N];
-    for (std::size_t k = 0; k < K + N; ++k) p[k] = ptrs[k];
-    for (std::int64_t j = 0; j < n1; ++j) {
-      row(ctx, p, s0, n0, st);
-      for (std::size_t k = 0; k < K + N; ++k) p[k] += s1[k];
-    }
-  }
-};
+  }(std::index_sequence_for<Ls...>{});
+}
 
-template <class D, class Tuple> struct bundle_of;
-template <class D, class... Ts> struct bundle_of<D, std::tuple<Tensor<Ts>...>> { using type = bundle<D, Ts...>; };
+template <class D, class T, class L> struct eval_grad_of;
+template <class D, class T, class... Ls>
+struct eval_grad_of<D, T, type_list<Ls...>> {
+  static constexpr grad_eval_fn fn = &eval_grad<D, T, Ls...>;
+};
 template <class L> struct tensor_tuple;
 template <class... Ts> struct tensor_tuple<type_list<Ts...>> { using type = std::tuple<Tensor<Ts>...>; };
 
+/// sum_to(derivative, sizes) of a broadcast input of type T: one fused reduction over the
+/// recorded shape.
+template <class T>
+Tensor<T> grad_sum_to(const void* d, grad_eval_fn eval, const grad_inputs& in, std::span<const loop_operand> inputs,
+                      int_list full, int_list sizes) {
+  using A = compute_t<T>;
+  dim_vector keep(full.size(), 1);
+  for (std::size_t j = 0; j < sizes.size(); ++j) keep[full.size() - sizes.size() + j] = sizes[j];
+  Tensor<A> acc = empty<A>(keep);
+  if (numel_of(full) == 0) {
+    acc.fill_(A(0));
+  } else if (acc.numel() > 0) {
+    std::array<loop_operand, max_operands> ops;
+    const dim_vector out_strides = broadcast_strides(acc.sizes(), acc.strides(), full);
+    ops[0] = loop_operand{reinterpret_cast<char*>(acc.data_ptr()), out_strides, sizeof(A)};
+    for (std::size_t k = 0; k < inputs.size(); ++k) ops[k + 1] = inputs[k];
+    const reduction_kernels<sum_r, A, grad_values<A>> rk{{d, eval, in}};
+    reduce_execute(make_plan(full, std::span<const loop_operand>(ops.data(), inputs.size() + 1)), rk.erased());
+  }
+  if constexpr (std::is_same_v<A, T>) return acc.view(sizes);
+  else return acc.template to<T>().view(sizes);
+}
+
 /// Sends the gradients of e's leaves to their slots. Leaf position I gets backprop<I>(ref tree
 /// of e, de), where de, built by make_de(ref tree, ref leaves of the extra tensors), is the
-/// gradient reaching e's root. Inputs with e's full shape are written by one multi-output
-/// loop; each broadcast input by one fused sum_to.
+/// gradient reaching e's root. Inputs with e's full shape are written in one walk over it;
+/// each broadcast input by one fused sum_to.
 template <class E, class... Xs, class MakeDe>
 void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<Xs>...>& extra, MakeDe make_de) {
   constexpr std::size_t N = E::leaf_count;
+  constexpr std::size_t M = N + sizeof...(Xs);
   using all_leaves = typename concat<typename E::leaf_types, type_list<Xs...>>::type;
   typename tensor_tuple<typename E::leaf_types>::type leaves;
   std::array<autograd_meta*, N> metas{};
@@ -1464,65 +1403,70 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
       }
     }()...);
   }(std::make_index_sequence<N>{});
-  using kernel_t = typename decltype(std::apply(
-      [](const auto&... g) { return std::type_identity<multi_kernel<all_leaves, std::remove_cvref_t<decltype(g)>...>>{}; },
-      grads))::type;
-  kernel_t k{&grads};
 
-  alignas(64) char scratch[64];
-  std::array<loop_operand, 2 * N + sizeof...(Xs)> ops;
-  std::array<dim_vector, 2 * N + sizeof...(Xs)> strides;
+  // The operands every derivative reads: the recorded tensors, then the extra ones.
+  std::array<loop_operand, N + M> ops;
+  std::array<dim_vector, N + M> strides;
+  std::array<std::int64_t, M> itemsize{};
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    ((itemsize[J] = static_cast<std::int64_t>(sizeof(typename std::tuple_element_t<J, std::remove_cvref_t<decltype(tensors)>>::value_type)),
+      strides[N + J] = broadcast_strides(std::get<J>(tensors).sizes(), std::get<J>(tensors).strides(), full),
+      ops[N + J] = loop_operand{reinterpret_cast<char*>(std::get<J>(tensors).data_ptr()), strides[N + J], itemsize[J]}),
+     ...);
+  }(std::make_index_sequence<M>{});
+  const grad_inputs in{itemsize.data(), M};
+  const std::span<const loop_operand> inputs(ops.data() + N, M);
+
+  // Full-shape inputs become targets of one pass; broadcast ones are summed here.
+  std::array<grad_target, N> targets{};
   std::array<grad_buffer*, N> written{};
-  bool any = false;
+  std::size_t K = 0;
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (([&] {
        using G = std::tuple_element_t<I, std::remove_cvref_t<decltype(grads)>>;
        using L = typename G::grad_type;
-       ops[I] = loop_operand{scratch, strides[I] = dim_vector(full.size(), 0), sizeof(L)};
        autograd_meta* m = metas[I];
        grad_buffer* slot = m ? ctx.slot(*m) : nullptr;
        if (!slot) return;
        const Tensor<L>& leaf = std::get<I>(tensors);
        if constexpr (!G::flows) {
          if (!slot->defined) autograd_access<Tensor<L>>::accumulate(*slot, zeros<L>(leaf.sizes()));
-       } else if (!(leaf.sizes() == int_list(full))) {
-         // A broadcast input: one fused reduction of its derivative down to its sizes.
-         using B = typename bundle_of<decltype(std::get<I>(grads).d), std::remove_cvref_t<decltype(tensors)>>::type;
-         const B b{{}, std::get<I>(grads).d, &tensors, full};
-         autograd_access<Tensor<L>>::accumulate(*slot, Tensor<L>(reductions<B>::sum_to(b, leaf.sizes()).template to<L>()));
        } else {
+         using D = decltype(G::d);
+         const grad_eval_fn eval = eval_grad_of<D, L, all_leaves>::fn;
+         const void* d = &std::get<I>(grads).d;
+         if (!(leaf.sizes() == int_list(full))) {
+           autograd_access<Tensor<L>>::accumulate(*slot, grad_sum_to<L>(d, eval, in, inputs, full, leaf.sizes()));
+           return;
+         }
+         bool add = false;
          bool again = false;
          for (std::size_t j = 0; j < I; ++j) again = again || written[j] == slot;
-         if (!again) {
-           if (!slot->defined) {
-             autograd_access<Tensor<L>>::accumulate(*slot, empty<L>(full));
-             k.modes[I] = grad_write::assign;
-           } else {
-             if (slot->data.use_count() > 1)  // the user holds the gradient: add out of place
-               *slot = autograd_access<Tensor<L>>::buffer(autograd_access<Tensor<L>>::tensor(*slot).clone());
-             k.modes[I] = grad_write::add;
-           }
+         if (again) {
+           add = true;
+         } else if (!slot->defined) {
+           autograd_access<Tensor<L>>::accumulate(*slot, empty<L>(full));
          } else {
-           k.modes[I] = grad_write::add;
+           if (slot->data.use_count() > 1)  // the user holds the gradient: add out of place
+             *slot = autograd_access<Tensor<L>>::buffer(autograd_access<Tensor<L>>::tensor(*slot).clone());
+           add = true;
          }
          written[I] = slot;
          const Tensor<L> out = autograd_access<Tensor<L>>::tensor(*slot);
          out.storage().bump_version();
-         strides[I] = out.strides().vec();
-         ops[I] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), strides[I], sizeof(L)};
-         any = true;
+         strides[K] = out.strides().vec();
+         ops[K] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), strides[K], sizeof(L)};
+         targets[K] = grad_target{d, eval, &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add};
+         ++K;
        }
      }()),
      ...);
   }(std::make_index_sequence<N>{});
-  if (!any || numel_of(full) == 0) return;
-  [&]<std::size_t... J>(std::index_sequence<J...>) {
-    ((strides[N + J] = broadcast_strides(std::get<J>(tensors).sizes(), std::get<J>(tensors).strides(), full),
-      ops[N + J] = loop_operand{reinterpret_cast<char*>(std::get<J>(tensors).data_ptr()), strides[N + J],
-                                static_cast<std::int64_t>(sizeof(typename std::tuple_element_t<J, std::remove_cvref_t<decltype(tensors)>>::value_type))}),
-     ...);
-  }(std::make_index_sequence<N + sizeof...(Xs)>{});
-  execute(make_plan(full, ops), &kernel_t::row, &kernel_t::tile, &k);
+  if (K == 0 || numel_of(full) == 0) return;
+  // The inputs move up behind the K targets.
+  for (std::size_t j = 0; j < M; ++j) ops[K + j] = inputs[j];
+  run_grad_pass(make_plan(full, std::span<const loop_operand>(ops.data(), K + M)),
+                std::span<const grad_target>(targets.data(), K), in);
 }
 
 /// The versions of e's tensors now.
@@ -1565,7 +1509,7 @@ void link(const E& e, const std::shared_ptr<grad_node>& n, Tensor<O>& out) {
 
 template <element O, class E>
 void record(const E& e, Tensor<O>& out) {
-  if constexpr (differentiable_v<O> && recordable_v<E>) {
+  if constexpr (differentiable_v<O>) {
     if (!grad_enabled() || !e.requires_grad()) return;
     auto n = std::make_shared<expr_node<E, O>>(e);
     n->versions = versions_of(e);

@@ -642,20 +642,18 @@ A chunk_reduce(const V* in, std::int64_t n) {
   }
 }
 
-/// The row kernels of a reduction by Op of expression E, accumulating in A (see
-/// reduce_kernel). Values are evaluated a chunk at a time by kernel<A, E>; a plain contiguous
-/// tensor of type A is read in place.
-template <class Op, class A, class E>
-struct reduction_kernels {
-  static_assert(sizeof(A) <= 64 && std::is_trivially_destructible_v<A>,
-                "reduction_kernels: accumulators are raw, never-destroyed memory of at most 64 bytes");
-  kernel<A, E> eval;
-  static constexpr bool plain_leaf = requires { E::is_plain_leaf; };
+/// The values a reduction of expression E reads, a chunk at a time, evaluated by
+/// kernel<A, E>; a plain contiguous tensor of type A is read in place.
+template <class A, class E>
+struct expr_values {
   using V = typename E::value_type;
+  static constexpr bool in_place = requires { E::is_plain_leaf; } && std::is_same_v<V, A>;
+  kernel<A, E> eval;
 
+  static constexpr std::size_t operands() { return E::leaf_count; }
   // n values along dim 0 as a contiguous array: in place when possible, else into buf.
   const A* values(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
-    if constexpr (plain_leaf && std::is_same_v<V, A>) {
+    if constexpr (in_place) {
       if (s[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(ptrs[1]);
     }
     char* p[max_operands];
@@ -669,23 +667,33 @@ struct reduction_kernels {
     eval.run(p, st0, n, st, std::make_index_sequence<E::leaf_count>{});
     return buf;
   }
+};
+
+/// The row kernels of a reduction by Op, accumulating in A, of the values Src produces (see
+/// reduce_kernel): expr_values for an expression, grad_values for a derivative in backward.
+template <class Op, class A, class Src>
+struct reduction_kernels {
+  static_assert(sizeof(A) <= 64 && std::is_trivially_destructible_v<A>,
+                "reduction_kernels: accumulators are raw, never-destroyed memory of at most 64 bytes");
+  Src src;
+
   // Pointers moved m elements along dim 0.
-  static void step(char** p, const std::int64_t* s, std::int64_t m) {
-    for (std::size_t k = 1; k <= E::leaf_count; ++k) p[k] += m * s[k];
+  void step(char** p, const std::int64_t* s, std::int64_t m) const {
+    for (std::size_t k = 1; k <= src.operands(); ++k) p[k] += m * s[k];
   }
   A reduce(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) const {
     // A plain tensor of the accumulator type is read in place. (Converting other types in the
     // same loop measured slower for all/any of floats than the byte buffer below.)
-    if constexpr (plain_leaf && std::is_same_v<V, A>) {
-      if (s[1] == static_cast<std::int64_t>(sizeof(V))) return chunk_reduce<Op, A>(reinterpret_cast<const V*>(ptrs[1]), n);
+    if constexpr (Src::in_place) {
+      if (s[1] == static_cast<std::int64_t>(sizeof(A))) return chunk_reduce<Op, A>(reinterpret_cast<const A*>(ptrs[1]), n);
     }
     chunk_buffer<A, reduce_chunk> buf;
     char* p[max_operands];
-    for (std::size_t k = 0; k <= E::leaf_count; ++k) p[k] = ptrs[k];
+    for (std::size_t k = 0; k <= src.operands(); ++k) p[k] = ptrs[k];
     A acc = Op::template identity<A>();
     for (std::int64_t c = 0; c < n; c += reduce_chunk) {
       const std::int64_t m = n - c < reduce_chunk ? n - c : reduce_chunk;
-      acc = Op::combine(acc, chunk_reduce<Op, A>(values(p, s, m, buf.data, st), m));
+      acc = Op::combine(acc, chunk_reduce<Op, A>(src.values(p, s, m, buf.data, st), m));
       step(p, s, m);
     }
     return acc;
@@ -710,24 +718,24 @@ struct reduction_kernels {
     A* a = static_cast<A*>(acc);
     chunk_buffer<A, reduce_chunk> buf;
     char* p[max_operands];
-    for (std::size_t k = 0; k <= E::leaf_count; ++k) p[k] = ptrs[k];
+    for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k];
     for (std::int64_t c = 0; c < n; c += reduce_chunk) {
       const std::int64_t m = n - c < reduce_chunk ? n - c : reduce_chunk;
-      const A* v = self.values(p, s, m, buf.data, st);
+      const A* v = self.src.values(p, s, m, buf.data, st);
       A* ac = a + c;
       for (std::int64_t j = 0; j < m; ++j) ac[j] = Op::combine(ac[j], v[j]);
-      step(p, s, m);
+      self.step(p, s, m);
     }
   }
   static void rows(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, std::int64_t count,
                    const std::int64_t* step_by, loop_status* st) {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
     char* p[max_operands];
-    for (std::size_t k = 0; k <= E::leaf_count; ++k) p[k] = ptrs[k];
+    for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k];
     for (std::int64_t r = 0; r < count; ++r) {
       // identity combined with the row: the same bits as the tree's single leaf
       *reinterpret_cast<A*>(p[0]) = Op::combine(Op::template identity<A>(), self.reduce(p, s, n, st));
-      for (std::size_t k = 0; k <= E::leaf_count; ++k) p[k] += step_by[k];
+      for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] += step_by[k];
     }
   }
   static void store(char* out, std::int64_t stride, const void* acc, std::int64_t n) {
@@ -739,4 +747,86 @@ struct reduction_kernels {
     return {this, sizeof(A), &init, &combine, &inner, &outer, &rows, &store};
   }
 };
+
+// ---- backward: derivative loops with the expression behind one function pointer ----
+// A derivative is evaluated over contiguous chunks of its operands; the walk, the gathering
+// of strided operands, the stores into gradients and the sum_to reductions are code per
+// element type (or compiled once in src/), so that a recorded expression instantiates one
+// small loop per input and nothing else.
+
+/// Evaluates a derivative over n <= grad_chunk elements: in[k] points at n contiguous
+/// elements of operand k; writes n values of the gradient's compute type to out.
+using grad_eval_fn = void (*)(const void* d, const char* const* in, std::int64_t n, void* out, loop_status* st);
+/// Writes (add: adds) n values of a gradient's compute type from buf to out, stride bytes apart.
+using grad_store_fn = void (*)(const void* buf, std::int64_t n, char* out, std::int64_t stride, bool add);
+
+inline constexpr std::int64_t grad_chunk = 512;       ///< elements evaluated at a time
+inline constexpr std::int64_t grad_scratch = 32768;  ///< bytes of gathered operands per chunk
+
+/// The operands a derivative reads, by element size. Each chunk passes contiguous operands
+/// in place and gathers strided ones (fills broadcast ones) into scratch.
+struct grad_inputs {
+  const std::int64_t* itemsize;
+  std::size_t count;
+  /// Elements per chunk (at most grad_chunk) for which every operand fits the scratch.
+  std::int64_t chunk() const;
+  /// in[k] = operand k's elements [c, c + len) along a row (ptrs[k], s[k]).
+  void gather(char* const* ptrs, const std::int64_t* s, std::int64_t c, std::int64_t len, char* scratch,
+              const char** in) const;
+};
+
+/// One full-shape gradient written by run_grad_pass.
+struct grad_target {
+  const void* d;
+  grad_eval_fn eval;
+  grad_store_fn store;
+  std::int64_t value_size;  ///< bytes of the gradient's compute type (at most 32)
+  bool add;                 ///< add into the gradient instead of assigning it
+};
+
+/// Evaluates every target over the plan in one walk: plan operands 0..targets.size()-1 are
+/// the gradients, then the inputs described by in.
+void run_grad_pass(const loop_plan& plan, std::span<const grad_target> targets, const grad_inputs& in);
+
+/// The values of one derivative, for reduction_kernels (the sum_to of a broadcast input's
+/// gradient): operand 0 is the output, 1.. the inputs.
+template <class A>
+struct grad_values {
+  static constexpr bool in_place = false;
+  const void* d;
+  grad_eval_fn eval;
+  grad_inputs in;
+
+  std::size_t operands() const { return in.count; }
+  const A* values(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
+    alignas(64) char scratch[grad_scratch];
+    const char* inp[max_operands];
+    const std::int64_t ch = in.chunk();
+    for (std::int64_t c = 0; c < n; c += ch) {
+      const std::int64_t len = n - c < ch ? n - c : ch;
+      in.gather(ptrs + 1, s + 1, c, len, scratch, inp);
+      eval(d, inp, len, buf + c, st);
+    }
+    return buf;
+  }
+};
+
+/// grad_store_fn for a gradient of type T.
+template <class T>
+void store_grad(const void* buf, std::int64_t n, char* out, std::int64_t stride, bool add) {
+  using C = compute_t<T>;
+  const C* b = static_cast<const C*>(buf);
+  if (stride == static_cast<std::int64_t>(sizeof(T))) {
+    T* o = reinterpret_cast<T*>(out);
+    if (add)
+      for (std::int64_t i = 0; i < n; ++i) o[i] = convert<T>(static_cast<C>(o[i]) + b[i]);
+    else
+      for (std::int64_t i = 0; i < n; ++i) o[i] = convert<T>(b[i]);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) {
+      T* o = reinterpret_cast<T*>(out + i * stride);
+      *o = add ? convert<T>(static_cast<C>(*o) + b[i]) : convert<T>(b[i]);
+    }
+  }
+}
 }  // namespace strata::detail

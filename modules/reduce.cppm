@@ -49,10 +49,6 @@ struct reduce_eval {
 // ---- reduction operations: identity and combine, on the accumulator type ----
 // combine() is the element-wise operation itself (wrap-around for integers, NaN propagation
 // for amax/amin), so a reduction and the matching binary op agree bit for bit.
-struct sum_r {
-  template <class A> static A identity() { return A(0); }
-  template <class A> static A combine(A a, A b) { return add_op::apply<A>(a, b); }
-};
 struct prod_r {
   template <class A> static A identity() { return A(1); }
   template <class A> static A combine(A a, A b) { return mul_op::apply<A>(a, b); }
@@ -164,7 +160,7 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
     detail::leaf_operands<E> ls(e, full);
     const dim_vector out_strides = detail::broadcast_strides(keep.sizes(), keep.strides(), full);
     ls.ops[0] = detail::loop_operand{reinterpret_cast<char*>(keep.data_ptr()), out_strides, sizeof(A)};
-    const detail::reduction_kernels<Op, A, E> rows{detail::kernel<A, E>{&e}};
+    const detail::reduction_kernels<Op, A, detail::expr_values<A, E>> rows{{detail::kernel<A, E>{&e}}};
     detail::reduce_execute(detail::make_plan(full, ls.ops), rows.erased());
     if (mean) {
       std::int64_t n = 1;
@@ -369,7 +365,7 @@ struct reduce_node final : grad_node {
 
 template <class Op, class A, class R, class E>
 void record_reduce(const reduce_expr<Op, A, R, E>& x, Tensor<R>& out) {
-  if constexpr (differentiable_v<R> && recordable_v<E> && !std::is_same_v<Op, all_r> && !std::is_same_v<Op, any_r>) {
+  if constexpr (differentiable_v<R> && !std::is_same_v<Op, all_r> && !std::is_same_v<Op, any_r>) {
     if (!grad_enabled() || !x.requires_grad()) return;
     auto n = std::make_shared<reduce_node<Op, A, R, E>>(x);
     n->versions = versions_of(x.e);
@@ -380,12 +376,6 @@ void record_reduce(const reduce_expr<Op, A, R, E>& x, Tensor<R>& out) {
     link(x.e, n, out);
   }
 }
-
-/// sum_to of a derivative bundle (the broadcast inputs' gradients in backward).
-template <class D, class... Ts>
-struct reductions<bundle<D, Ts...>> {
-  static auto sum_to(const bundle<D, Ts...>& b, int_list sizes) { return strata::sum_to(b, sizes); }
-};
 
 template <element T>
 struct reductions<Tensor<T>> {

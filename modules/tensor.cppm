@@ -3,9 +3,11 @@
 // that metadata. The geometry of every view is a plain function in src/views.cpp; copies
 // and fills run on the loop engine.
 module;
+#include <complex>
 #include <cstdint>
 #include <tuple>
 #include <initializer_list>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -677,13 +679,16 @@ void scatter_add(const Tensor<T>& dst, const Tensor<T>& src) {
   }
 }
 
-/// The gradient of a view or copy: laid back into the base's sizes (and dtype).
-template <element In, element Out, class Replay>
+/// The gradient of a view or copy: laid back into the base's sizes (and dtype). The view is
+/// replayed on a zero tensor through a std::function, so that this code exists once per
+/// element type, not once per view.
+template <element In, element Out>
 struct view_node final : grad_node {
   dim_vector base_sizes;
-  Replay replay;
+  std::function<Tensor<In>(const Tensor<In>&)> replay;  // general views only
   view_kind kind;
-  view_node(dim_vector sizes, Replay r, view_kind k) : base_sizes(std::move(sizes)), replay(std::move(r)), kind(k) {}
+  view_node(dim_vector sizes, std::function<Tensor<In>(const Tensor<In>&)> r, view_kind k)
+      : base_sizes(std::move(sizes)), replay(std::move(r)), kind(k) {}
 
   void apply(backward_context& ctx) override {
     grad_buffer* slot = ctx.slot(*inputs[0]);
@@ -705,22 +710,75 @@ struct view_node final : grad_node {
       accumulate_grad(*slot, whole);
     }
   }
-  void release() noexcept override {}
+  void release() noexcept override { replay = nullptr; }
 };
+
+/// Floating and complex tensors may require grad (only they ever record a node).
+template <class T>
+inline constexpr bool may_require_grad_v =
+    category_of(dtype_v<T>) == category::floating || category_of(dtype_v<T>) == category::complex;
 
 template <element T, class Replay>
 void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kind kind) {
-  using access = autograd_access<Tensor<T>>;
-  auto node = std::make_shared<view_node<T, T, Replay>>(base.sizes().vec(), std::move(replay), kind);
-  node->inputs.push_back(access::meta(base));
-  access::set_grad_fn(view, std::move(node), base.is_leaf() || access::meta(base)->view_of_leaf);
+  if constexpr (may_require_grad_v<T>) {
+    using access = autograd_access<Tensor<T>>;
+    std::function<Tensor<T>(const Tensor<T>&)> fn;
+    if (kind == view_kind::general) fn = std::move(replay);
+    auto node = std::make_shared<view_node<T, T>>(base.sizes().vec(), std::move(fn), kind);
+    node->inputs.push_back(access::meta(base));
+    access::set_grad_fn(view, std::move(node), base.is_leaf() || access::meta(base)->view_of_leaf);
+  }
 }
 
 template <element In, element Out>
 void record_copy(const Tensor<In>& source, Tensor<Out>& copy) {
-  auto same = [](const Tensor<In>& g) { return g; };
-  auto node = std::make_shared<view_node<In, Out, decltype(same)>>(source.sizes().vec(), same, view_kind::identity);
-  node->inputs.push_back(autograd_access<Tensor<In>>::meta(source));
-  autograd_access<Tensor<Out>>::set_grad_fn(copy, std::move(node));
+  if constexpr (may_require_grad_v<In> && may_require_grad_v<Out>) {
+    auto node = std::make_shared<view_node<In, Out>>(source.sizes().vec(), nullptr, view_kind::identity);
+    node->inputs.push_back(autograd_access<Tensor<In>>::meta(source));
+    autograd_access<Tensor<Out>>::set_grad_fn(copy, std::move(node));
+  }
 }
 }  // namespace strata::detail
+
+// ---- compiled once ----
+// The per-dtype machinery (Tensor<T>'s non-template members, the fill and same-type copy
+// loops, the gradient nodes of views and copies, gradient accumulation) is instantiated in
+// src/tensor.cpp; a user's translation unit instantiates only its own expressions.
+#define STRATA_TENSOR_INSTANCES(T)                                                                              \
+  extern template class Tensor<T>;                                                                              \
+  namespace detail {                                                                                            \
+  extern template void run_unary_loop<T, fill_source<T>>(const layout&, T*, const fill_source<T>&, const layout*, \
+                                                         char*, std::int64_t);                                  \
+  extern template void run_unary_loop<T, copy_source<T>>(const layout&, T*, const copy_source<T>&, const layout*, \
+                                                         char*, std::int64_t);                                  \
+  }
+#define STRATA_GRAD_INSTANCES(T)                                          \
+  namespace detail {                                                      \
+  extern template struct view_node<T, T>;                                 \
+  extern template void accumulate_grad<T>(grad_buffer&, const Tensor<T>&); \
+  extern template void scatter_add<T>(const Tensor<T>&, const Tensor<T>&); \
+  }
+namespace strata {
+STRATA_TENSOR_INSTANCES(bool)
+STRATA_TENSOR_INSTANCES(std::uint8_t)
+STRATA_TENSOR_INSTANCES(std::int8_t)
+STRATA_TENSOR_INSTANCES(std::int16_t)
+STRATA_TENSOR_INSTANCES(std::int32_t)
+STRATA_TENSOR_INSTANCES(std::int64_t)
+STRATA_TENSOR_INSTANCES(half)
+STRATA_TENSOR_INSTANCES(bfloat16)
+STRATA_TENSOR_INSTANCES(float)
+STRATA_TENSOR_INSTANCES(double)
+STRATA_TENSOR_INSTANCES(float128)
+STRATA_TENSOR_INSTANCES(std::complex<float>)
+STRATA_TENSOR_INSTANCES(std::complex<double>)
+STRATA_GRAD_INSTANCES(half)
+STRATA_GRAD_INSTANCES(bfloat16)
+STRATA_GRAD_INSTANCES(float)
+STRATA_GRAD_INSTANCES(double)
+STRATA_GRAD_INSTANCES(float128)
+STRATA_GRAD_INSTANCES(std::complex<float>)
+STRATA_GRAD_INSTANCES(std::complex<double>)
+}  // namespace strata
+#undef STRATA_TENSOR_INSTANCES
+#undef STRATA_GRAD_INSTANCES

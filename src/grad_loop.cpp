@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+// The backward's loop: gathers the operands a derivative reads a chunk at a time and hands
+// them to the derivatives (one function pointer each), storing into the gradients. Compiled
+// once: a recorded expression supplies only its derivatives' chunk loops.
+module;
+#include <cstdint>
+#include <cstring>
+#include <span>
+module strata.loop;
+
+namespace strata::detail {
+namespace {
+template <std::int64_t W>
+void gather_fixed(const char* p, std::int64_t stride, std::int64_t len, char* out) {
+  for (std::int64_t i = 0; i < len; ++i) std::memcpy(out + i * W, p + i * stride, W);
+}
+template <std::int64_t W>
+void fill_fixed(const char* p, std::int64_t len, char* out) {
+  for (std::int64_t i = 0; i < len; ++i) std::memcpy(out + i * W, p, W);
+}
+}  // namespace
+
+std::int64_t grad_inputs::chunk() const {
+  std::int64_t bytes = 0;
+  for (std::size_t k = 0; k < count; ++k) bytes += itemsize[k];
+  std::int64_t n = bytes == 0 ? grad_chunk : grad_scratch / bytes;
+  n = n < grad_chunk ? n : grad_chunk;
+  return n < 1 ? 1 : n;
+}
+
+void grad_inputs::gather(char* const* ptrs, const std::int64_t* s, std::int64_t c, std::int64_t len, char* scratch,
+                         const char** in) const {
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::int64_t w = itemsize[k], stride = s[k];
+    const char* p = ptrs[k] + c * stride;
+    if (stride == w) {
+      in[k] = p;
+      continue;
+    }
+    char* out = scratch;
+    scratch += len * w;
+    in[k] = out;
+    if (stride == 0) {
+      switch (w) {
+        case 2: fill_fixed<2>(p, len, out); break;
+        case 4: fill_fixed<4>(p, len, out); break;
+        case 8: fill_fixed<8>(p, len, out); break;
+        case 16: fill_fixed<16>(p, len, out); break;
+        default:
+          for (std::int64_t i = 0; i < len; ++i) std::memcpy(out + i * w, p, static_cast<std::size_t>(w));
+      }
+    } else {
+      switch (w) {
+        case 2: gather_fixed<2>(p, stride, len, out); break;
+        case 4: gather_fixed<4>(p, stride, len, out); break;
+        case 8: gather_fixed<8>(p, stride, len, out); break;
+        case 16: gather_fixed<16>(p, stride, len, out); break;
+        default:
+          for (std::int64_t i = 0; i < len; ++i) std::memcpy(out + i * w, p + i * stride, static_cast<std::size_t>(w));
+      }
+    }
+  }
+}
+
+namespace {
+struct grad_pass {
+  std::span<const grad_target> targets;
+  const grad_inputs* in;
+};
+
+void grad_row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
+  const auto& pass = *static_cast<const grad_pass*>(ctx);
+  const std::size_t K = pass.targets.size();
+  alignas(64) char scratch[grad_scratch];
+  alignas(64) char values[grad_chunk * 32];
+  const char* in[max_operands];
+  const std::int64_t ch = pass.in->chunk();
+  for (std::int64_t c = 0; c < n; c += ch) {
+    const std::int64_t len = n - c < ch ? n - c : ch;
+    pass.in->gather(ptrs + K, s + K, c, len, scratch, in);
+    for (std::size_t k = 0; k < K; ++k) {
+      const grad_target& t = pass.targets[k];
+      t.eval(t.d, in, len, values, st);
+      t.store(values, len, ptrs[k] + c * s[k], s[k], t.add);
+    }
+  }
+}
+
+void grad_tile(const void* ctx, char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1, std::int64_t n0,
+               std::int64_t n1, loop_status* st) {
+  const auto& pass = *static_cast<const grad_pass*>(ctx);
+  const std::size_t total = pass.targets.size() + pass.in->count;
+  char* p[max_operands];
+  for (std::size_t k = 0; k < total; ++k) p[k] = ptrs[k];
+  for (std::int64_t j = 0; j < n1; ++j) {
+    grad_row(ctx, p, s0, n0, st);
+    for (std::size_t k = 0; k < total; ++k) p[k] += s1[k];
+  }
+}
+}  // namespace
+
+void run_grad_pass(const loop_plan& plan, std::span<const grad_target> targets, const grad_inputs& in) {
+  const grad_pass pass{targets, &in};
+  execute(plan, &grad_row, &grad_tile, &pass);
+}
+}  // namespace strata::detail
