@@ -1445,10 +1445,13 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
          if (again) {
            add = true;
          } else if (!slot->defined) {
-           autograd_access<Tensor<L>>::accumulate(*slot, empty<L>(full));
+           *slot = autograd_access<Tensor<L>>::buffer(empty<L>(full));
+           slot->owned = true;
          } else {
-           if (slot->data.use_count() > 1)  // the user holds the gradient: add out of place
+           if (!slot->owned) {  // someone else's elements (a seed, a view's gradient): add into a copy
              *slot = autograd_access<Tensor<L>>::buffer(autograd_access<Tensor<L>>::tensor(*slot).clone());
+             slot->owned = true;
+           }
            add = true;
          }
          written[I] = slot;

@@ -42,6 +42,7 @@ struct grad_buffer {
   storage data;
   layout view;
   bool defined = false;
+  bool owned = false;  ///< autograd made these elements (added into in place; else copied first)
   void reset() noexcept { *this = grad_buffer{}; }
 };
 

@@ -23,6 +23,15 @@ export namespace strata {
 /// Frees the large blocks strata keeps for reuse (like torch.cuda.empty_cache).
 void empty_cache();
 
+/// Storage allocations made by one thread: how many blocks, and their bytes.
+struct allocation_counts {
+  std::uint64_t blocks = 0;  ///< storages allocated
+  std::uint64_t bytes = 0;   ///< bytes requested for them
+};
+/// The storage allocations the calling thread has made so far (to check that code
+/// allocates only what it should; a difference of two calls counts what ran between).
+allocation_counts thread_allocations() noexcept;
+
 /// How a new storage's elements start out.
 enum class init { uninitialized, zero };
 

@@ -157,8 +157,8 @@ class Tensor {
  public:
   using value_type = T;
 
-  /// An empty 1-D tensor (sizes [0]).
-  Tensor() : Tensor(storage::allocate<T>(0, init::zero), detail::contiguous_layout({0})) {}
+  /// An empty 1-D tensor (sizes [0]; allocates nothing).
+  Tensor() : layout_(detail::contiguous_layout({0})) {}
   /// A view of an existing storage, checked as as_strided is.
   Tensor(storage s, int_list sizes, int_list strides, std::int64_t storage_offset)
       : storage_(std::move(s)),
@@ -633,7 +633,7 @@ struct autograd_access<Tensor<T>> {
     t.meta_ = std::move(m);
   }
   static Tensor<T> tensor(const grad_buffer& b) { return Tensor<T>(b.data, b.view); }
-  static grad_buffer buffer(const Tensor<T>& t) { return grad_buffer{t.storage_, t.layout_, true}; }
+  static grad_buffer buffer(const Tensor<T>& t) { return grad_buffer{t.storage_, t.layout_, true, false}; }
   /// Adds g into slot (which takes g when empty; see accumulate_grad).
   static void accumulate(grad_buffer& slot, const Tensor<T>& g) { accumulate_grad(slot, g); }
 };
@@ -642,11 +642,14 @@ template <element T>
 void accumulate_grad(grad_buffer& slot, const Tensor<T>& g) {
   using access = autograd_access<Tensor<T>>;
   if (!slot.defined) {
-    slot = access::buffer(g);
+    // Taken as is when dense (owned when nobody else holds it), as PyTorch's AccumulateGrad.
+    const bool dense = g.is_contiguous();
+    slot = access::buffer(dense ? g : g.clone());
+    slot.owned = !dense || g.storage().use_count() == 1;
     return;
   }
   const Tensor<T> current = access::tensor(slot);
-  const Tensor<T> sum = slot.data.use_count() > 2 ? current.clone() : current;  // someone holds it: out of place
+  const Tensor<T> sum = slot.owned ? current : current.clone();
   loop_operand ops[3] = {{reinterpret_cast<char*>(sum.data_ptr()), sum.strides(), sizeof(T)},
                          {reinterpret_cast<char*>(sum.data_ptr()), sum.strides(), sizeof(T)},
                          {reinterpret_cast<char*>(g.data_ptr()), dim_vector{}, sizeof(T)}};
@@ -655,6 +658,7 @@ void accumulate_grad(grad_buffer& slot, const Tensor<T>& g) {
   sum.storage().bump_version();
   run_kernel<T>(make_plan(sum.sizes(), ops), add_source<T>{});
   slot = access::buffer(sum);
+  slot.owned = true;
 }
 
 /// dst[k] += src[k] one element at a time, for views whose elements share memory

@@ -73,7 +73,13 @@ std::size_t rounded(std::size_t nbytes) {
 }
 }  // namespace
 
+namespace {
+thread_local allocation_counts allocated;  // per thread: no state shared between threads
+}  // namespace
+
 void* allocate_bytes(std::size_t nbytes) {
+  ++allocated.blocks;
+  allocated.bytes += nbytes;
   const std::size_t bytes = rounded(nbytes);
   const bool big = nbytes >= big_block;
   if (big)
@@ -101,4 +107,5 @@ void free_bytes(void* p, std::size_t nbytes) noexcept {
 
 namespace strata {
 void empty_cache() { detail::cache().clear(); }
+allocation_counts thread_allocations() noexcept { return detail::allocated; }
 }  // namespace strata
