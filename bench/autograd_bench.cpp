@@ -2,9 +2,11 @@
 // Autograd benchmarks: forward + backward through strata's autograd beside hand-derived
 // gradient loops doing the same work in the same binary, one thread, and (when CMake found
 // Torch) libtorch's autograd on the same cases, run from the sibling binary
-// torch_autograd_bench. After the runs this binary prints each strata case's ratio to the best
-// hand loop and to libtorch; before them, once, it checks every gradient against the analytic
-// one and measures the peak extra memory of a backward pass.
+// torch_autograd_bench, once as installed and once with glibc's malloc asking for huge pages
+// (the *_thp figures: otherwise page faults are most of libtorch's AG1 time). After the runs
+// this binary prints each strata case's ratio to the hand loops and to libtorch; before them,
+// once, it checks every gradient against the analytic one and measures the peak extra memory
+// of a backward pass.
 //
 //   AG1  loss = sum(r * r), r = (a*b + c*d - e) * 0.5, five inputs of 2^24 floats
 //   AG2  y = sum(tanh(exp(-a) * sigmoid(b) + log1p(c * c)) * sin(a)), three inputs of 2^22
@@ -70,7 +72,8 @@ void loop(benchmark::State& s, F run) {
   run();
   const long f0 = minor_faults();
   for (auto _ : s) run();
-  s.counters["faults"] = benchmark::Counter(static_cast<double>(minor_faults() - f0), benchmark::Counter::kAvgIterations);
+  s.counters["faults"] =
+      benchmark::Counter(static_cast<double>(minor_faults() - f0), benchmark::Counter::kAvgIterations);
 }
 
 struct threads_guard {
@@ -534,9 +537,10 @@ class recording_reporter : public benchmark::ConsoleReporter {
 
 // Runs torch_autograd_bench (beside this binary) with CSV output: its name,iterations,
 // real_time,cpu_time,time_unit,bytes_per_second,...,"faults" rows give times and are printed
-// as a table; other lines (its memory report) are echoed.
-results run_torch(const std::string& self, const std::vector<std::string>& forwarded) {
-  results out;
+// as a table; other lines (its memory report) are echoed. env, when not empty, prefixes the
+// command (VAR=value) and suffix is appended to the case names.
+results run_torch(const std::string& self, const std::vector<std::string>& forwarded, const std::string& env,
+                  const std::string& suffix, results out) {
   const std::string dir = self.substr(0, self.find_last_of('/') + 1);
   const std::string path = (dir.empty() ? std::string("./") : dir) + "torch_autograd_bench";
   if (std::FILE* f = std::fopen(path.c_str(), "r")) std::fclose(f);
@@ -544,7 +548,7 @@ results run_torch(const std::string& self, const std::vector<std::string>& forwa
     std::printf("\n%s not built: no libtorch figures\n", path.c_str());
     return out;
   }
-  std::string cmd = "'" + path + "' --benchmark_format=csv";
+  std::string cmd = (env.empty() ? "" : env + " ") + "'" + path + "' --benchmark_format=csv";
   for (const std::string& a : forwarded) cmd += " '" + a + "'";
   std::printf("\nrunning %s\n", cmd.c_str());
   std::fflush(stdout);
@@ -583,10 +587,11 @@ results run_torch(const std::string& self, const std::vector<std::string>& forwa
         name.find("_cv") != std::string::npos)
       continue;
     std::string key = name;
+    key.insert(key.find('/'), suffix);
     if (const auto m = key.find("_median"); m != std::string::npos) key.erase(m);
     out[key] = {std::atof(f[2].c_str()) * scale, std::atof(f[3].c_str()) * scale};
     auto column = [&](std::size_t k) { return k && k < f.size() ? std::atof(f[k].c_str()) : 0.0; };
-    std::printf("%-34s %10.1f %10.1f %10.2f %8.0f\n", name.c_str(), out[key].real / 1e6, out[key].cpu / 1e6,
+    std::printf("%-34s %10.1f %10.1f %10.2f %8.0f\n", key.c_str(), out[key].real / 1e6, out[key].cpu / 1e6,
                 column(gbs) / 1e9, column(faults));
   }
   if (pclose(p) != 0) std::printf("torch_autograd_bench failed\n");
@@ -601,10 +606,13 @@ void print_ratios(const results& r, const results& torch) {
       {"AG1_strata", "AG1_hand_one_pass", 0, "for information: the one-pass bound"},
       {"AG1_strata_zero_grad", "AG1_hand", 0, "for information"},
       {"AG1_strata", "torch_AG1", 5.0, "libtorch, grads set to undefined"},
+      {"AG1_strata", "torch_AG1_thp", 5.0, "libtorch, huge-page malloc, grads set to undefined"},
       {"AG1_strata", "torch_AG1_accumulate", 0, "for information: libtorch, grads accumulating"},
+      {"AG1_strata", "torch_AG1_accumulate_thp", 0, "for information: huge-page malloc, grads accumulating"},
       {"AG2_strata", "AG2_hand", 0, hand_ag::ag2_vectorised ? "for information: libmvec hand loop"
                                                             : "for information: scalar libm hand loop"},
       {"AG2_strata", "torch_AG2", 0, "for information: libtorch, grads set to undefined"},
+      {"AG2_strata", "torch_AG2_thp", 0, "for information: libtorch, huge-page malloc"},
   };
   std::printf("\n| strata case | reference | time (cpu) | reference time (cpu) | speed ratio (cpu) | target |\n"
               "|---|---|---|---|---|---|\n");
@@ -655,6 +663,15 @@ int main(int argc, char** argv) {
   recording_reporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   benchmark::Shutdown();
-  print_ratios(rep.times, torch ? run_torch(argv[0], forwarded) : results{});
+  results torch_times;
+  if (torch) {
+    // libtorch as installed (glibc's malloc maps each block over 32 MiB afresh, in 4 KiB pages
+    // when THP is "madvise"), then with glibc >= 2.35's tunable that lets malloc ask for
+    // transparent huge pages: libtorch's best figure known here (strata's own allocator keeps
+    // large blocks and asks for huge pages).
+    torch_times = run_torch(argv[0], forwarded, "", "", {});
+    torch_times = run_torch(argv[0], forwarded, "GLIBC_TUNABLES=glibc.malloc.hugetlb=1", "_thp", torch_times);
+  }
+  print_ratios(rep.times, torch_times);
   return 0;
 }

@@ -47,7 +47,8 @@ void loop(benchmark::State& s, F run) {
   run();
   const long f0 = minor_faults();
   for (auto _ : s) run();
-  s.counters["faults"] = benchmark::Counter(static_cast<double>(minor_faults() - f0), benchmark::Counter::kAvgIterations);
+  s.counters["faults"] =
+      benchmark::Counter(static_cast<double>(minor_faults() - f0), benchmark::Counter::kAvgIterations);
 }
 void grads_to_none(std::initializer_list<const at::Tensor*> ts) {
   for (const at::Tensor* t : ts) t->mutable_grad() = at::Tensor();

@@ -27,7 +27,8 @@ float fit(const std::vector<float>& a_true, const std::vector<float>& b_true, co
   std::vector<float> noise(static_cast<std::size_t>(channels * n));
   for (float& v : noise) v = normal(rng);
   auto col = [&](const std::vector<float>& v) { return st::from_vector<float>(v, {channels, 1}); };
-  st::Tensor<float> y = col(a_true) * st::exp(-col(b_true) * x) + col(c_true) + st::from_vector<float>(noise, {channels, n});
+  st::Tensor<float> y =
+      col(a_true) * st::exp(-col(b_true) * x) + col(c_true) + st::from_vector<float>(noise, {channels, n});
 
   // The parameters, starting from a = 1, b = 1, c = 0.
   auto a = st::ones<float>({channels, 1}).requires_grad_();
