@@ -8,6 +8,7 @@ module;
 #include <complex>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -1333,8 +1334,11 @@ void eval_grad(const void* d, const char* const* in, std::int64_t n, void* out, 
         dd.template eval_chunk<0>(p, 0, n, buf.data);
         for (std::int64_t i = 0; i < n; ++i) o[i] = convert<C>(buf.data[i]);
       }
-    } else {
+    } else if constexpr (std::is_trivially_copyable_v<C>) {
       for (std::int64_t i = 0; i < n; ++i) o[i] = convert<C>(static_cast<V>(dd.template at<0>(p, i)));
+    } else {  // float128: out is raw memory, construct in it (the values die with the chunk)
+      static_assert(std::is_trivially_destructible_v<C>);
+      for (std::int64_t i = 0; i < n; ++i) ::new (o + i) C(convert<C>(static_cast<V>(dd.template at<0>(p, i))));
     }
   }(std::index_sequence_for<Ls...>{});
 }

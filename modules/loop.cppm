@@ -780,7 +780,7 @@ struct grad_target {
   const void* d;
   grad_eval_fn eval;
   grad_store_fn store;
-  std::int64_t value_size;  ///< bytes of the gradient's compute type (at most 32)
+  std::int64_t value_size;  ///< bytes of the gradient's compute type
   bool add;                 ///< add into the gradient instead of assigning it
 };
 

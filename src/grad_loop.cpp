@@ -3,6 +3,7 @@
 // them to the derivatives (one function pointer each), storing into the gradients. Compiled
 // once: a recorded expression supplies only its derivatives' chunk loops.
 module;
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -23,7 +24,9 @@ void fill_fixed(const char* p, std::int64_t len, char* out) {
 std::int64_t grad_inputs::chunk() const {
   std::int64_t bytes = 0;
   for (std::size_t k = 0; k < count; ++k) bytes += itemsize[k];
-  std::int64_t n = bytes == 0 ? grad_chunk : grad_scratch / bytes;
+  // Each gathered operand starts on a 64-byte boundary (room for the rounding kept aside).
+  const auto room = grad_scratch - 64 * static_cast<std::int64_t>(count);
+  std::int64_t n = bytes == 0 ? grad_chunk : room / bytes;
   n = n < grad_chunk ? n : grad_chunk;
   return n < 1 ? 1 : n;
 }
@@ -38,7 +41,7 @@ void grad_inputs::gather(char* const* ptrs, const std::int64_t* s, std::int64_t 
       continue;
     }
     char* out = scratch;
-    scratch += len * w;
+    scratch += (len * w + 63) / 64 * 64;
     in[k] = out;
     if (stride == 0) {
       switch (w) {
@@ -63,6 +66,8 @@ void grad_inputs::gather(char* const* ptrs, const std::int64_t* s, std::int64_t 
 }
 
 namespace {
+constexpr std::int64_t grad_values_bytes = grad_chunk * 32;  // one derivative's values per chunk
+
 struct grad_pass {
   std::span<const grad_target> targets;
   const grad_inputs* in;
@@ -72,9 +77,10 @@ void grad_row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::in
   const auto& pass = *static_cast<const grad_pass*>(ctx);
   const std::size_t K = pass.targets.size();
   alignas(64) char scratch[grad_scratch];
-  alignas(64) char values[grad_chunk * 32];
+  alignas(64) char values[grad_values_bytes];
   const char* in[max_operands];
-  const std::int64_t ch = pass.in->chunk();
+  std::int64_t ch = pass.in->chunk();
+  for (const grad_target& t : pass.targets) ch = std::min(ch, grad_values_bytes / t.value_size);
   for (std::int64_t c = 0; c < n; c += ch) {
     const std::int64_t len = n - c < ch ? n - c : ch;
     pass.in->gather(ptrs + K, s + K, c, len, scratch, in);
