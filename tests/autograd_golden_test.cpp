@@ -177,7 +177,6 @@ Tensor<T> unary(const strings& f, const Tensor<T>& x) {
   if (op == "exp") return exp(x);
   if (op == "log") return log(x);
   if (op == "sqrt") return sqrt(x);
-  if (op == "sin") return sin(x);
   if (op == "tanh") return tanh(x);
   if (op == "sigmoid") return sigmoid(x);
   if (op == "relu") return relu(x);
@@ -189,7 +188,6 @@ Tensor<T> unary(const strings& f, const Tensor<T>& x) {
 template <class T>
 Tensor<T> binary(const std::string& op, const Tensor<T>& a, const Tensor<T>& b) {
   if (op == "add") return a + b;
-  if (op == "sub") return a - b;
   if (op == "mul") return a * b;
   if (op == "div") return a / b;
   if (op == "maximum") return maximum(a, b);
@@ -264,7 +262,7 @@ class tree_eval {
           },
           x);
     }
-    if (op == "add" || op == "sub" || op == "mul" || op == "div" || op == "maximum" || op == "pow") {
+    if (op == "add" || op == "mul" || op == "div" || op == "maximum" || op == "pow") {
       V a = next(), b = next();
       promote(a, b);
       return std::visit([&](const auto& x) { return V(binary(op, x, std::get<std::decay_t<decltype(x)>>(b))); }, a);
@@ -455,7 +453,6 @@ fused_table make_fused() {
   t.plain["trig/ffd"] = fused<f, f, d>(trig);
   t.plain["squash/ddd"] = fused<d, d, d>(squash);
   t.plain["kinks/fff"] = fused<f, f, f>(kinks);
-  t.plain["kinks/dfd"] = fused<d, f, d>(kinks);
   t.plain["minmax/fff"] = fused<f, f, f>(minmax);
   t.plain["minmax/fdd"] = fused<f, d, d>(minmax);
   t.plain["powers/ddd"] = fused<d, d, d>(powers);
