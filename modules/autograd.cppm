@@ -6,6 +6,7 @@ module;
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 export module strata.autograd;
@@ -47,7 +48,8 @@ export namespace strata {
 /// grad() (torch.autograd.grad); grad_output defaults to 1 for a one-element output.
 template <element T, element U>
 std::vector<Tensor<U>> grad(const Tensor<T>& output, const std::vector<Tensor<U>>& inputs,
-                            const std::optional<Tensor<T>>& grad_output = std::nullopt, bool retain_graph = false) {
+                            const std::optional<std::type_identity_t<Tensor<T>>>& grad_output = std::nullopt,
+                            bool retain_graph = false) {
   using out_access = detail::autograd_access<Tensor<T>>;
   using in_access = detail::autograd_access<Tensor<U>>;
   if (!output.requires_grad()) detail::throw_no_grad_fn();

@@ -402,9 +402,8 @@ class Tensor {
     if (!is_contiguous() || !detail::within_block(l, layout_.offset, numel()))
       throw error("as_strided of a tensor that requires grad: the view must stay within the tensor's "
                   "elements, and the tensor must be contiguous (call contiguous() first)");
-    return derived(std::move(l), [l, base = layout_.offset](const Tensor& g) {
-      return g.as_strided(l.sizes, l.strides, l.offset - base);
-    });
+    auto replay = [l, base = layout_.offset](const Tensor& g) { return g.as_strided(l.sizes, l.strides, l.offset - base); };
+    return derived(std::move(l), std::move(replay));
   }
   /// Repeats size-1 dims (stride 0) and adds leading dims; -1 keeps a size.
   Tensor expand(int_list sizes) const {

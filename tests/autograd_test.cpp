@@ -183,6 +183,15 @@ TEST_CASE("views carry PyTorch's backward", "[autograd]") {
     sum(y.narrow(1, 1, 2).movedim(0, 1)).backward();
     check(values(x.grad()), {0, 2, 4, 0, 0, 10, 12, 0, 0, 18, 20, 0});
   }
+  SECTION("as_strided lays the gradient back into the tensor's elements") {
+    auto v = from_vector<float>({0, 1, 2, 3, 4}).requires_grad_();
+    Tensor<float> y = v.as_strided({2, 2}, {2, 1}, 0) * 1.0f;
+    sum(y).backward();
+    check(values(v.grad()), {1, 1, 1, 1, 0});
+    auto u = from_vector<float>({0, 1, 2, 3, 4}).requires_grad_();
+    sum(u.as_strided({2, 3}, {1, 1}, 1)).backward();  // overlapping rows: contributions add
+    check(values(u.grad()), {0, 1, 2, 2, 1});
+  }
   SECTION("clone and to<U> pass the gradient, converted") {
     Tensor<float> f = x.to<float>();
     sum(f.clone() * 3).backward();
@@ -292,6 +301,13 @@ TEST_CASE("graph semantics", "[autograd]") {
     check(values(g[1]), {1, 4, 9});
     CHECK_FALSE(x.has_grad());
     CHECK_FALSE(w.has_grad());
+  }
+  SECTION("grad with retain_graph, then backward") {
+    Tensor<double> L = sum(x * x);
+    const auto g = grad(L, std::vector<Tensor<double>>{x}, std::nullopt, true);
+    check(values(g[0]), {2, 4, 6});
+    L.backward();
+    check(values(x.grad()), {2, 4, 6});
   }
   SECTION("grad of a non-leaf input") {
     Tensor<double> y = x * 3;

@@ -191,3 +191,23 @@ TEST_CASE("one-brace sizes and printing of sizes and dtypes", "[qualified]") {
   CHECK(st::from_vector(v, {2, 2}).sizes() == st::int_list{2, 2});
   CHECK_THROWS_AS(st::from_vector<float>({1, 2, 3}, {2, 2}), st::shape_error);
 }
+
+TEST_CASE("autograd through qualified names", "[qualified][autograd]") {
+  auto A = st::from_vector<float>({1, 2, 3}).requires_grad_();
+  auto B = st::from_vector<float>({1}).requires_grad_();
+  st::Tensor<float> C = A + B;
+  st::sum(C).backward();
+  CHECK(values(A.grad()) == std::vector<double>{1, 1, 1});
+  CHECK(values(B.grad()) == std::vector<double>{3});
+  {
+    const st::no_grad guard;
+    A.assign(A - A.grad() * 0.5f);  // an SGD step
+    CHECK_FALSE(st::is_grad_enabled());
+  }
+  st::zero_grad(A, B);
+  st::Tensor<float> L = st::mean(st::exp(A) * B);
+  const auto g = st::grad(L, std::vector<st::Tensor<float>>{A, B});
+  CHECK(values(g[0])[0] == Approx(std::exp(0.5) / 3));
+  CHECK(values(g[1])[0] == Approx((std::exp(0.5) + std::exp(1.5) + std::exp(2.5)) / 3));
+  CHECK(values(A.grad()) == std::vector<double>{0, 0, 0});
+}
