@@ -1099,16 +1099,6 @@ auto conj_of(const X& x) {
   else return x;
 }
 
-// ---- leaf positions of a tree (a ref leaf is one position) ----
-template <class N> inline constexpr std::size_t positions = N::leaf_count;
-template <class T, std::size_t J> inline constexpr std::size_t positions<ref_leaf<T, J>> = 1;
-template <class Op, class A> inline constexpr std::size_t positions<unary_expr<Op, A>> = positions<A>;
-template <class T, class A> inline constexpr std::size_t positions<cast_expr<T, A>> = positions<A>;
-template <class Op, class A, class B, class C>
-inline constexpr std::size_t positions<binary_expr<Op, A, B, C>> = positions<A> + positions<B>;
-template <class Cd, class X, class Y, class C>
-inline constexpr std::size_t positions<where_expr<Cd, X, Y, C>> = positions<Cd> + positions<X> + positions<Y>;
-
 // ---- the ref tree: leaf at position J reads operand J ----
 template <std::size_t J, class T>
 auto refify(const leaf_expr<T>& n) { return ref_leaf<T, J>{{}, n.t.sizes().vec()}; }
@@ -1261,101 +1251,245 @@ template <> struct grad_rule<remainder_op> {
   template <class N, class G> static auto db(const N& n, const G& g) { return -(g * strata::floor(n.a / n.b)); }
 };
 
-// ---- backprop<I>(tree, g): the gradient reaching leaf position I ----
-template <std::size_t I, class T, class G>
-auto backprop(const leaf_expr<T>&, const G& g) { return g; }
-template <std::size_t I, class T, std::size_t J, class G>
-auto backprop(const ref_leaf<T, J>&, const G& g) { return g; }
-template <std::size_t I, class Op, class A, class G>
-auto backprop(const unary_expr<Op, A>& n, const G& g);
-template <std::size_t I, class T, class A, class G>
-auto backprop(const cast_expr<T, A>& n, const G& g);
-template <std::size_t I, class Op, class A, class B, class C, class G>
-auto backprop(const binary_expr<Op, A, B, C>& n, const G& g);
-template <std::size_t I, class Cd, class X, class Y, class C, class G>
-auto backprop(const where_expr<Cd, X, Y, C>& n, const G& g);
-
-template <std::size_t I, class N, class D>
-auto pass(const N& child, const D& d) {
-  if constexpr (std::is_same_v<D, no_flow>) return no_flow{};
-  else return backprop<I>(child, d);
-}
-template <std::size_t I, class Op, class A, class G>
-auto backprop(const unary_expr<Op, A>& n, const G& g) { return pass<I>(n.a, grad_rule<Op>::da(n, g)); }
-template <std::size_t I, class T, class A, class G>
-auto backprop(const cast_expr<T, A>& n, const G& g) {
-  if constexpr (!differentiable_v<T>) return no_flow{};
-  else return pass<I>(n.a, g);
-}
-template <std::size_t I, class Op, class A, class B, class C, class G>
-auto backprop(const binary_expr<Op, A, B, C>& n, const G& g) {
-  if constexpr (!differentiable_v<typename binary_expr<Op, A, B, C>::value_type>) return no_flow{};
-  else if constexpr (I < positions<A>) return pass<I>(n.a, grad_rule<Op>::da(n, g));
-  else return pass<I - positions<A>>(n.b, grad_rule<Op>::db(n, g));
-}
-template <std::size_t I, class Cd, class X, class Y, class C, class G>
-auto backprop(const where_expr<Cd, X, Y, C>& n, const G& g) {
-  if constexpr (I < positions<Cd>) return no_flow{};
-  else if constexpr (I < positions<Cd> + positions<X>) return pass<I - positions<Cd>>(n.x, where(n.c, g, 0));
-  else return pass<I - positions<Cd> - positions<X>>(n.y, where(n.c, 0, g));
-}
-
-// ---- the backward loop ----
 /// Summation, as a reduction operation (the sum_to of a broadcast input's gradient; sum()).
 struct sum_r {
   template <class A> static A identity() { return A(0); }
   template <class A> static A combine(A a, A b) { return add_op::apply<A>(a, b); }
 };
 
-/// A derivative expression D tagged with the element type T of the input it is the gradient
-/// of (D is no_flow when no gradient reaches that input).
-template <class D, class T>
-struct typed_grad {
-  using grad_type = T;
-  static constexpr bool flows = !std::is_same_v<D, no_flow>;
-  D d;
+// ---- the chunk tape: the whole backward of a tree, one chunk at a time ----
+// A recorded tree is differentiated as a performance engineer would by hand: for each chunk
+// of elements, a forward sweep evaluates every internal node once into a small buffer (a
+// "slot"), then a reverse sweep takes each node's adjoint to its children by the node's rule
+// (grad_rule), reading the children's values from their slots. Nothing is recomputed, no
+// intermediate outlives the chunk, and every input's gradient comes out of the same sweep.
+// Slots are numbered in pre-order, two per internal node (its value, then its adjoint); the
+// step expressions read operands and slots through ref leaves (operand J, slot M + s).
+
+template <class N> inline constexpr std::size_t slot_count = 0;  // ref leaves (inputs) and scalars
+template <class Op, class A>
+inline constexpr std::size_t slot_count<unary_expr<Op, A>> = 2 + slot_count<A>;
+template <class T, class A>
+inline constexpr std::size_t slot_count<cast_expr<T, A>> = 2 + slot_count<A>;
+template <class Op, class A, class B, class C>
+inline constexpr std::size_t slot_count<binary_expr<Op, A, B, C>> = 2 + slot_count<A> + slot_count<B>;
+template <class Cd, class X, class Y, class C>
+inline constexpr std::size_t slot_count<where_expr<Cd, X, Y, C>> = 2 + slot_count<Cd> + slot_count<X> + slot_count<Y>;
+
+template <class N> inline constexpr bool is_scalar_node = false;
+template <class C> inline constexpr bool is_scalar_node<scalar_expr<C>> = true;
+template <class N> inline constexpr std::size_t ref_position = 0;
+template <class T, std::size_t J> inline constexpr std::size_t ref_position<ref_leaf<T, J>> = J;
+template <class N> struct binary_op;
+template <class Op, class A, class B, class C> struct binary_op<binary_expr<Op, A, B, C>> { using type = Op; };
+
+/// The type a node's value (and adjoint) is kept in.
+template <class N>
+using slot_t = compute_t<typename N::value_type>;
+
+/// The element types of a tree's slots, in slot order.
+template <class N> struct slot_types { using type = type_list<>; };
+template <class Op, class A> struct slot_types<unary_expr<Op, A>> {
+  using N = unary_expr<Op, A>;
+  using type = typename concat<type_list<slot_t<N>, slot_t<N>>, typename slot_types<A>::type>::type;
+};
+template <class T, class A> struct slot_types<cast_expr<T, A>> {
+  using N = cast_expr<T, A>;
+  using type = typename concat<type_list<slot_t<N>, slot_t<N>>, typename slot_types<A>::type>::type;
+};
+template <class Op, class A, class B, class C> struct slot_types<binary_expr<Op, A, B, C>> {
+  using N = binary_expr<Op, A, B, C>;
+  using type = typename concat_all<type_list<slot_t<N>, slot_t<N>>, typename slot_types<A>::type,
+                                   typename slot_types<B>::type>::type;
+};
+template <class Cd, class X, class Y, class C> struct slot_types<where_expr<Cd, X, Y, C>> {
+  using N = where_expr<Cd, X, Y, C>;
+  using type = typename concat_all<type_list<slot_t<N>, slot_t<N>>, typename slot_types<Cd>::type,
+                                   typename slot_types<X>::type, typename slot_types<Y>::type>::type;
 };
 
-/// grad_eval_fn of derivative D (operands of types Ls) for a gradient of type T: the one
-/// loop an expression instantiates per input.
-template <class D, class T, class... Ls>
-void eval_grad(const void* d, const char* const* in, std::int64_t n, void* out, loop_status* st) {
-  const D& dd = *static_cast<const D*>(d);
-  using V = compute_t<typename D::value_type>;
-  using C = compute_t<T>;
-  C* o = static_cast<C*>(out);
-  [&]<std::size_t... L>(std::index_sequence<L...>) {
-    const row_args<std::tuple<const Ls*...>> p{{reinterpret_cast<const Ls*>(in[L])...}, st};
-    if constexpr (uses_vmath<D>()) {
-      if constexpr (std::is_same_v<V, C>) {
-        dd.template eval_chunk<0>(p, 0, n, o);
-      } else {
-        chunk_buffer<V, vchunk> buf;
-        dd.template eval_chunk<0>(p, 0, n, buf.data);
-        for (std::int64_t i = 0; i < n; ++i) o[i] = convert<C>(buf.data[i]);
-      }
-    } else if constexpr (std::is_trivially_copyable_v<C>) {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = convert<C>(static_cast<V>(dd.template at<0>(p, i)));
-    } else {  // float128: out is raw memory, construct in it (the values die with the chunk)
-      static_assert(std::is_trivially_destructible_v<C>);
-      for (std::int64_t i = 0; i < n; ++i) ::new (o + i) C(convert<C>(static_cast<V>(dd.template at<0>(p, i))));
-    }
-  }(std::index_sequence_for<Ls...>{});
+/// What reads node n's value inside a step: n itself for an input or a scalar, else its slot
+/// (S: n's first slot; M: the number of operands before the slots).
+template <std::size_t M, std::size_t S, class N>
+auto reader(const N& n) {
+  if constexpr (slot_count<N> == 0) return n;
+  else return ref_leaf<slot_t<N>, M + S>{{}, n.sizes().vec()};
+}
+/// n with its children replaced by their readers (children's slots follow n's two).
+template <std::size_t M, std::size_t S, class Op, class A>
+auto rebuilt(const unary_expr<Op, A>& n) {
+  auto a = reader<M, S + 2>(n.a);
+  return unary_expr<Op, decltype(a)>{{}, std::move(a), n.op};
+}
+template <std::size_t M, std::size_t S, class T, class A>
+auto rebuilt(const cast_expr<T, A>& n) {
+  auto a = reader<M, S + 2>(n.a);
+  return cast_expr<T, decltype(a)>{{}, std::move(a)};
+}
+template <std::size_t M, std::size_t S, class Op, class A, class B, class C>
+auto rebuilt(const binary_expr<Op, A, B, C>& n) {
+  auto a = reader<M, S + 2>(n.a);
+  auto b = reader<M, S + 2 + slot_count<A>>(n.b);
+  return binary_expr<Op, decltype(a), decltype(b), C>{{}, std::move(a), std::move(b), n.shape};
+}
+template <std::size_t M, std::size_t S, class Cd, class X, class Y, class C>
+auto rebuilt(const where_expr<Cd, X, Y, C>& n) {
+  auto c = reader<M, S + 2>(n.c);
+  auto x = reader<M, S + 2 + slot_count<Cd>>(n.x);
+  auto y = reader<M, S + 2 + slot_count<Cd> + slot_count<X>>(n.y);
+  return where_expr<decltype(c), decltype(x), decltype(y), C>{{}, std::move(c), std::move(x), std::move(y), n.shape};
 }
 
-template <class D, class T, class L> struct eval_grad_of;
-template <class D, class T, class... Ls>
-struct eval_grad_of<D, T, type_list<Ls...>> {
-  static constexpr grad_eval_fn fn = &eval_grad<D, T, Ls...>;
+/// One step of a sweep: evaluate e into slot K, or (ToInput) into input position K's gradient.
+template <class E, bool ToInput, std::size_t K, class W>
+struct tape_step {
+  using write_type = W;
+  static constexpr bool to_input = ToInput;
+  static constexpr std::size_t target = K;
+  E e;
 };
+
+/// The forward sweep of n (first slot S): children first, then n into its value slot.
+template <std::size_t M, std::size_t S, class N>
+auto forward_steps(const N& n) {
+  if constexpr (slot_count<N> == 0) {
+    return std::tuple<>{};
+  } else {
+    auto own = [&] {
+      auto e = rebuilt<M, S>(n);
+      return std::make_tuple(tape_step<decltype(e), false, S, slot_t<N>>{std::move(e)});
+    };
+    if constexpr (requires { n.c; }) {
+      using Cd = decltype(n.c);
+      using X = decltype(n.x);
+      return std::tuple_cat(forward_steps<M, S + 2>(n.c), forward_steps<M, S + 2 + slot_count<Cd>>(n.x),
+                            forward_steps<M, S + 2 + slot_count<Cd> + slot_count<X>>(n.y), own());
+    } else if constexpr (requires { n.b; }) {
+      return std::tuple_cat(forward_steps<M, S + 2>(n.a), forward_steps<M, S + 2 + slot_count<decltype(n.a)>>(n.b),
+                            own());
+    } else {
+      return std::tuple_cat(forward_steps<M, S + 2>(n.a), own());
+    }
+  }
+}
+
+/// The step that sends adjoint d to child c (first slot S): into c's adjoint slot, or into
+/// the gradient of input J when c is the ref leaf of position J; none for a scalar or no_flow.
+template <std::size_t S, class N, class D>
+auto send(const N&, D&& d) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<D>, no_flow>) {
+    return std::tuple<>{};
+  } else if constexpr (is_scalar_node<N> || !differentiable_v<typename N::value_type>) {
+    return std::tuple<>{};
+  } else if constexpr (slot_count<N> == 0) {
+    return std::make_tuple(tape_step<std::remove_cvref_t<D>, true, ref_position<N>, slot_t<N>>{std::forward<D>(d)});
+  } else {
+    return std::make_tuple(tape_step<std::remove_cvref_t<D>, false, S + 1, slot_t<N>>{std::forward<D>(d)});
+  }
+}
+
+/// The reverse sweep below n (first slot S), whose adjoint is in slot S + 1: n's rule sends
+/// it to the children, then each child's subtree continues (parents before children).
+template <std::size_t M, std::size_t S, class N>
+auto reverse_steps(const N& n) {
+  if constexpr (slot_count<N> == 0 || !differentiable_v<typename N::value_type>) {
+    return std::tuple<>{};
+  } else {
+    const auto r = rebuilt<M, S>(n);
+    const ref_leaf<slot_t<N>, M + S + 1> g{{}, n.sizes().vec()};
+    if constexpr (requires { n.c; }) {  // where: nothing to the condition
+      using Cd = decltype(n.c);
+      using X = decltype(n.x);
+      constexpr std::size_t sx = S + 2 + slot_count<Cd>, sy = sx + slot_count<X>;
+      return std::tuple_cat(send<sx>(n.x, where(r.c, g, 0)), send<sy>(n.y, where(r.c, 0, g)),
+                            reverse_steps<M, sx>(n.x), reverse_steps<M, sy>(n.y));
+    } else if constexpr (requires { n.b; }) {
+      using Op = typename binary_op<N>::type;
+      constexpr std::size_t sb = S + 2 + slot_count<decltype(n.a)>;
+      return std::tuple_cat(send<S + 2>(n.a, grad_rule<Op>::da(r, g)), send<sb>(n.b, grad_rule<Op>::db(r, g)),
+                            reverse_steps<M, S + 2>(n.a), reverse_steps<M, sb>(n.b));
+    } else if constexpr (requires { n.op; }) {
+      using Op = std::remove_cvref_t<decltype(n.op)>;
+      return std::tuple_cat(send<S + 2>(n.a, grad_rule<Op>::da(r, g)), reverse_steps<M, S + 2>(n.a));
+    } else {  // cast: the adjoint passes (converted to the operand's type when stored)
+      return std::tuple_cat(send<S + 2>(n.a, g), reverse_steps<M, S + 2>(n.a));
+    }
+  }
+}
+
+/// Writes n <= tape_chunk elements of step e into out, converted to W.
+template <class W, class E, class P>
+void write_chunk(const E& e, const P& p, std::int64_t n, W* out) {
+  using V = compute_t<typename E::value_type>;
+  if constexpr (uses_vmath<E>()) {
+    if constexpr (std::is_same_v<V, W>) {
+      e.template eval_chunk<0>(p, 0, n, out);
+    } else {
+      chunk_buffer<V, vchunk> buf;
+      e.template eval_chunk<0>(p, 0, n, buf.data);
+      for (std::int64_t i = 0; i < n; ++i) out[i] = convert<W>(buf.data[i]);
+    }
+  } else if constexpr (std::is_trivially_copyable_v<W>) {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = convert<W>(static_cast<V>(e.template at<0>(p, i)));
+  } else {  // float128: out may be raw memory, construct in it (the values die with the chunk)
+    static_assert(std::is_trivially_destructible_v<W>);
+    for (std::int64_t i = 0; i < n; ++i) ::new (out + i) W(convert<W>(static_cast<V>(e.template at<0>(p, i))));
+  }
+}
+
+inline constexpr std::int64_t tape_chunk = 256;  ///< elements per sweep
+
+/// A tree's sweeps, built once per backward: Fwd and Rev are tuples of tape_step; Ls are the
+/// operands' element types, Ss the slots'.
+template <class Fwd, class Rev, class Ls, class Ss>
+struct tape;
+template <class Fwd, class Rev, class... Ls, class... Ss>
+struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
+  Fwd fwd;
+  Rev rev;
+
+  /// True when some step writes the gradient of input position J.
+  template <std::size_t J>
+  static constexpr bool reaches() {
+    return []<std::size_t... K>(std::index_sequence<K...>) {
+      return ((std::tuple_element_t<K, Rev>::to_input && std::tuple_element_t<K, Rev>::target == J) || ...);
+    }(std::make_index_sequence<std::tuple_size_v<Rev>>{});
+  }
+
+  /// grad_tape_fn: in[k] holds n contiguous elements of operand k; outs[J] (when not null)
+  /// receives n values of input position J's gradient.
+  static void run(const void* self, const char* const* in, std::int64_t n, void* const* outs, loop_status* st) {
+    const tape& t = *static_cast<const tape*>(self);
+    std::tuple<chunk_buffer<Ss, tape_chunk>...> slots;
+    for (std::int64_t c = 0; c < n; c += tape_chunk) {
+      const std::int64_t len = n - c < tape_chunk ? n - c : tape_chunk;
+      [&]<std::size_t... L, std::size_t... K>(std::index_sequence<L...>, std::index_sequence<K...>) {
+        const row_args<std::tuple<const Ls*..., const Ss*...>> p{
+            {reinterpret_cast<const Ls*>(in[L]) + c..., std::get<K>(slots).data...}, st};
+        auto step = [&](const auto& s) {
+          using S = std::remove_cvref_t<decltype(s)>;
+          using W = typename S::write_type;
+          if constexpr (S::to_input) {
+            if (outs[S::target]) write_chunk<W>(s.e, p, len, static_cast<W*>(outs[S::target]) + c);
+          } else {
+            write_chunk<W>(s.e, p, len, std::get<S::target>(slots).data);
+          }
+        };
+        std::apply([&](const auto&... s) { (step(s), ...); }, t.fwd);
+        std::apply([&](const auto&... s) { (step(s), ...); }, t.rev);
+      }(std::index_sequence_for<Ls...>{}, std::index_sequence_for<Ss...>{});
+    }
+  }
+};
+
 template <class L> struct tensor_tuple;
 template <class... Ts> struct tensor_tuple<type_list<Ts...>> { using type = std::tuple<Tensor<Ts>...>; };
 
-/// sum_to(derivative, sizes) of a broadcast input of type T: one fused reduction over the
-/// recorded shape.
+/// sum_to(gradient of input position `position`, sizes), as one fused reduction over the
+/// recorded shape (the tape run for that position alone).
 template <class T>
-Tensor<T> grad_sum_to(const void* d, grad_eval_fn eval, const grad_inputs& in, std::span<const loop_operand> inputs,
-                      int_list full, int_list sizes) {
+Tensor<T> grad_sum_to(const void* tree, grad_tape_fn run, std::size_t position, std::size_t positions,
+                      const grad_inputs& in, std::span<const loop_operand> inputs, int_list full, int_list sizes) {
   using A = compute_t<T>;
   dim_vector keep(full.size(), 1);
   for (std::size_t j = 0; j < sizes.size(); ++j) keep[full.size() - sizes.size() + j] = sizes[j];
@@ -1367,17 +1501,17 @@ Tensor<T> grad_sum_to(const void* d, grad_eval_fn eval, const grad_inputs& in, s
     const dim_vector out_strides = broadcast_strides(acc.sizes(), acc.strides(), full);
     ops[0] = loop_operand{reinterpret_cast<char*>(acc.data_ptr()), out_strides, sizeof(A)};
     for (std::size_t k = 0; k < inputs.size(); ++k) ops[k + 1] = inputs[k];
-    const reduction_kernels<sum_r, A, grad_values<A>> rk{{d, eval, in}};
+    const reduction_kernels<sum_r, A, grad_values<A>> rk{{tree, run, position, positions, in}};
     reduce_execute(make_plan(full, std::span<const loop_operand>(ops.data(), inputs.size() + 1)), rk.erased());
   }
   if constexpr (std::is_same_v<A, T>) return acc.view(sizes);
   else return acc.template to<T>().view(sizes);
 }
 
-/// Sends the gradients of e's leaves to their slots. Leaf position I gets backprop<I>(ref tree
-/// of e, de), where de, built by make_de(ref tree, ref leaves of the extra tensors), is the
-/// gradient reaching e's root. Inputs with e's full shape are written in one walk over it;
-/// each broadcast input by one fused sum_to.
+/// Sends the gradients of e's leaves to their slots. de, built by make_de(reader of e's
+/// value, ref leaves of the extra tensors), is the gradient reaching e's root. Inputs with
+/// e's full shape are written by one walk over it (one tape sweep per chunk for all of them);
+/// each broadcast input by one fused sum_to whose values come from the same tape.
 template <class E, class... Xs, class MakeDe>
 void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<Xs>...>& extra, MakeDe make_de) {
   constexpr std::size_t N = E::leaf_count;
@@ -1391,24 +1525,18 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
   });
   const auto tensors = std::tuple_cat(leaves, extra);
   const auto root = refify<0>(e);
-  const auto de = [&]<std::size_t... X>(std::index_sequence<X...>) {
-    return make_de(root, ref_leaf<Xs, N + X>{{}, std::get<X>(extra).sizes().vec()}...);
+  using R = std::remove_cvref_t<decltype(root)>;
+  auto de = [&]<std::size_t... X>(std::index_sequence<X...>) {
+    return make_de(reader<M, 0>(root), ref_leaf<Xs, N + X>{{}, std::get<X>(extra).sizes().vec()}...);
   }(std::index_sequence_for<Xs...>{});
+  auto rev = std::tuple_cat(send<0>(root, std::move(de)), reverse_steps<M, 0>(root));
+  auto fwd = forward_steps<M, 0>(root);
+  using tape_t = tape<decltype(fwd), decltype(rev), all_leaves, typename slot_types<R>::type>;
+  const tape_t tp{std::move(fwd), std::move(rev)};
+  const grad_tape_fn run = &tape_t::run;
   const dim_vector full = e.sizes().vec();
 
-  // The derivative for every leaf position (no_flow where no gradient can reach it).
-  const auto grads = [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return std::make_tuple([&] {
-      using L = typename leaf_at<I, typename E::leaf_types>::type;
-      if constexpr (!differentiable_v<L>) return typed_grad<no_flow, L>{};
-      else {
-        auto d = backprop<I>(root, de);
-        return typed_grad<decltype(d), L>{std::move(d)};
-      }
-    }()...);
-  }(std::make_index_sequence<N>{});
-
-  // The operands every derivative reads: the recorded tensors, then the extra ones.
+  // The operands the tape reads: the recorded tensors, then the extra ones.
   std::array<loop_operand, N + M> ops;
   std::array<dim_vector, N + M> strides;
   std::array<std::int64_t, M> itemsize{};
@@ -1427,20 +1555,16 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
   std::size_t K = 0;
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (([&] {
-       using G = std::tuple_element_t<I, std::remove_cvref_t<decltype(grads)>>;
-       using L = typename G::grad_type;
+       using L = typename leaf_at<I, typename E::leaf_types>::type;
        autograd_meta* m = metas[I];
        grad_buffer* slot = m ? ctx.slot(*m) : nullptr;
        if (!slot) return;
        const Tensor<L>& leaf = std::get<I>(tensors);
-       if constexpr (!G::flows) {
+       if constexpr (!differentiable_v<L> || !tape_t::template reaches<I>()) {
          if (!slot->defined) autograd_access<Tensor<L>>::accumulate(*slot, zeros<L>(leaf.sizes()));
        } else {
-         using D = decltype(G::d);
-         const grad_eval_fn eval = eval_grad_of<D, L, all_leaves>::fn;
-         const void* d = &std::get<I>(grads).d;
          if (!(leaf.sizes() == int_list(full))) {
-           autograd_access<Tensor<L>>::accumulate(*slot, grad_sum_to<L>(d, eval, in, inputs, full, leaf.sizes()));
+           autograd_access<Tensor<L>>::accumulate(*slot, grad_sum_to<L>(&tp, run, I, N, in, inputs, full, leaf.sizes()));
            return;
          }
          bool add = false;
@@ -1463,7 +1587,7 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
          out.storage().bump_version();
          strides[K] = out.strides().vec();
          ops[K] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), strides[K], sizeof(L)};
-         targets[K] = grad_target{d, eval, &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add};
+         targets[K] = grad_target{I, &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add};
          ++K;
        }
      }()),
@@ -1473,7 +1597,7 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
   // The inputs move up behind the K targets.
   for (std::size_t j = 0; j < M; ++j) ops[K + j] = inputs[j];
   run_grad_pass(make_plan(full, std::span<const loop_operand>(ops.data(), K + M)),
-                std::span<const grad_target>(targets.data(), K), in);
+                grad_pass{&tp, run, N, std::span<const grad_target>(targets.data(), K)}, in);
 }
 
 /// The versions of e's tensors now.

@@ -754,14 +754,17 @@ struct reduction_kernels {
 // element type (or compiled once in src/), so that a recorded expression instantiates one
 // small loop per input and nothing else.
 
-/// Evaluates a derivative over n <= grad_chunk elements: in[k] points at n contiguous
-/// elements of operand k; writes n values of the gradient's compute type to out.
-using grad_eval_fn = void (*)(const void* d, const char* const* in, std::int64_t n, void* out, loop_status* st);
+/// Runs a tree's backward over n elements (see strata.expr's tape): in[k] points at n
+/// contiguous elements of operand k; outs[J], when not null, receives n values of input
+/// position J's gradient, in its compute type.
+using grad_tape_fn = void (*)(const void* tree, const char* const* in, std::int64_t n, void* const* outs,
+                              loop_status* st);
 /// Writes (add: adds) n values of a gradient's compute type from buf to out, stride bytes apart.
 using grad_store_fn = void (*)(const void* buf, std::int64_t n, char* out, std::int64_t stride, bool add);
 
-inline constexpr std::int64_t grad_chunk = 512;       ///< elements evaluated at a time
-inline constexpr std::int64_t grad_scratch = 32768;  ///< bytes of gathered operands per chunk
+inline constexpr std::int64_t grad_chunk = 512;           ///< elements per chunk at most
+inline constexpr std::int64_t grad_scratch = 32768;      ///< bytes of gathered operands per chunk
+inline constexpr std::int64_t grad_values_bytes = 65536;  ///< bytes of gradient values per chunk
 
 /// The operands a derivative reads, by element size. Each chunk passes contiguous operands
 /// in place and gathers strided ones (fills broadcast ones) into scratch.
@@ -777,35 +780,46 @@ struct grad_inputs {
 
 /// One full-shape gradient written by run_grad_pass.
 struct grad_target {
-  const void* d;
-  grad_eval_fn eval;
-  grad_store_fn store;
+  std::size_t position;     ///< the input position of the tree
+  grad_store_fn store;      ///< stores the values into the gradient
   std::int64_t value_size;  ///< bytes of the gradient's compute type
   bool add;                 ///< add into the gradient instead of assigning it
 };
 
-/// Evaluates every target over the plan in one walk: plan operands 0..targets.size()-1 are
-/// the gradients, then the inputs described by in.
-void run_grad_pass(const loop_plan& plan, std::span<const grad_target> targets, const grad_inputs& in);
+/// A tree's backward and the gradients it writes in one walk.
+struct grad_pass {
+  const void* tree;
+  grad_tape_fn run;
+  std::size_t positions;  ///< the tree's input positions
+  std::span<const grad_target> targets;
+};
 
-/// The values of one derivative, for reduction_kernels (the sum_to of a broadcast input's
-/// gradient): operand 0 is the output, 1.. the inputs.
+/// Runs the pass over the plan: plan operands 0..targets.size()-1 are the gradients, then the
+/// inputs described by in.
+void run_grad_pass(const loop_plan& plan, const grad_pass& pass, const grad_inputs& in);
+
+/// The values of one input position's gradient, for reduction_kernels (the sum_to of a
+/// broadcast input's gradient): operand 0 is the output, 1.. the inputs.
 template <class A>
 struct grad_values {
   static constexpr bool in_place = false;
-  const void* d;
-  grad_eval_fn eval;
+  const void* tree;
+  grad_tape_fn run;
+  std::size_t position;
+  std::size_t positions;
   grad_inputs in;
 
   std::size_t operands() const { return in.count; }
   const A* values(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
     alignas(64) char scratch[grad_scratch];
     const char* inp[max_operands];
+    void* outs[max_operands] = {};
     const std::int64_t ch = in.chunk();
     for (std::int64_t c = 0; c < n; c += ch) {
       const std::int64_t len = n - c < ch ? n - c : ch;
       in.gather(ptrs + 1, s + 1, c, len, scratch, inp);
-      eval(d, inp, len, buf + c, st);
+      outs[position] = buf + c;
+      run(tree, inp, len, outs, st);
     }
     return buf;
   }

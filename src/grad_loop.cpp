@@ -66,36 +66,43 @@ void grad_inputs::gather(char* const* ptrs, const std::int64_t* s, std::int64_t 
 }
 
 namespace {
-constexpr std::int64_t grad_values_bytes = grad_chunk * 32;  // one derivative's values per chunk
-
-struct grad_pass {
-  std::span<const grad_target> targets;
+struct pass_args {
+  const grad_pass* pass;
   const grad_inputs* in;
 };
 
 void grad_row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
-  const auto& pass = *static_cast<const grad_pass*>(ctx);
-  const std::size_t K = pass.targets.size();
+  const auto& [pass, in] = *static_cast<const pass_args*>(ctx);
+  const std::size_t K = pass->targets.size();
   alignas(64) char scratch[grad_scratch];
   alignas(64) char values[grad_values_bytes];
-  const char* in[max_operands];
-  std::int64_t ch = pass.in->chunk();
-  for (const grad_target& t : pass.targets) ch = std::min(ch, grad_values_bytes / t.value_size);
+  const char* inp[max_operands];
+  void* outs[max_operands] = {};
+  // Each target's values start on a 64-byte boundary.
+  std::int64_t bytes = 0;
+  for (const grad_target& t : pass->targets) bytes += t.value_size;
+  std::int64_t ch = std::min(in->chunk(), (grad_values_bytes - 64 * static_cast<std::int64_t>(K)) / bytes);
+  ch = std::max<std::int64_t>(ch, 1);
+  char* at = values;
+  for (const grad_target& t : pass->targets) {
+    outs[t.position] = at;
+    at += (ch * t.value_size + 63) / 64 * 64;
+  }
   for (std::int64_t c = 0; c < n; c += ch) {
     const std::int64_t len = n - c < ch ? n - c : ch;
-    pass.in->gather(ptrs + K, s + K, c, len, scratch, in);
+    in->gather(ptrs + K, s + K, c, len, scratch, inp);
+    pass->run(pass->tree, inp, len, outs, st);
     for (std::size_t k = 0; k < K; ++k) {
-      const grad_target& t = pass.targets[k];
-      t.eval(t.d, in, len, values, st);
-      t.store(values, len, ptrs[k] + c * s[k], s[k], t.add);
+      const grad_target& t = pass->targets[k];
+      t.store(outs[t.position], len, ptrs[k] + c * s[k], s[k], t.add);
     }
   }
 }
 
 void grad_tile(const void* ctx, char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1, std::int64_t n0,
                std::int64_t n1, loop_status* st) {
-  const auto& pass = *static_cast<const grad_pass*>(ctx);
-  const std::size_t total = pass.targets.size() + pass.in->count;
+  const auto& [pass, in] = *static_cast<const pass_args*>(ctx);
+  const std::size_t total = pass->targets.size() + in->count;
   char* p[max_operands];
   for (std::size_t k = 0; k < total; ++k) p[k] = ptrs[k];
   for (std::int64_t j = 0; j < n1; ++j) {
@@ -105,8 +112,8 @@ void grad_tile(const void* ctx, char* const* ptrs, const std::int64_t* s0, const
 }
 }  // namespace
 
-void run_grad_pass(const loop_plan& plan, std::span<const grad_target> targets, const grad_inputs& in) {
-  const grad_pass pass{targets, &in};
-  execute(plan, &grad_row, &grad_tile, &pass);
+void run_grad_pass(const loop_plan& plan, const grad_pass& pass, const grad_inputs& in) {
+  const pass_args args{&pass, &in};
+  execute(plan, &grad_row, &grad_tile, &args);
 }
 }  // namespace strata::detail
