@@ -41,11 +41,9 @@ FUSED_PER_EXPR = 12
 FUSED_PER_REDUCED = 8
 MAX_NUMEL = 24
 # Left out while strata gets them wrong (the test's report lists the reproducers):
-# as_strided of a tensor that requires grad: backward throws (its replay lambda captures the
-# layout after it was moved from).
 # sqrt at 0 of a broadcast leaf: strata sums the infinite per-element gradients at the leaf
 # (inf - inf = nan) where PyTorch sums before sqrt's backward (a signed infinity).
-KNOWN_FAILING = {"asstrided", "sqrt0"}
+KNOWN_FAILING = {"sqrt0"}
 
 DT = {"f32": torch.float32, "f64": torch.float64}
 DT_NAME = {torch.float32: "f32", torch.float64: "f64"}
