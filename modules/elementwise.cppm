@@ -1259,10 +1259,11 @@ struct sum_r {
 
 // ---- the chunk tape: the whole backward of a tree, one chunk at a time ----
 // A recorded tree is differentiated as a performance engineer would by hand: for each chunk
-// of elements, a forward sweep evaluates every internal node once into a small buffer (a
-// "slot"), then a reverse sweep takes each node's adjoint to its children by the node's rule
-// (grad_rule), reading the children's values from their slots. Nothing is recomputed, no
-// intermediate outlives the chunk, and every input's gradient comes out of the same sweep.
+// of elements, a forward sweep evaluates every node that holds vector math once into a small
+// buffer (a "slot"; plain arithmetic is recomputed where it is read), then a reverse sweep
+// takes each node's adjoint to its children by the node's rule (grad_rule), reading the
+// children's values from their slots. No transcendental is evaluated twice, no intermediate
+// outlives the chunk, and every input's gradient comes out of the same sweep.
 // Slots are numbered in pre-order, two per internal node (its value, then its adjoint); the
 // step expressions read operands and slots through ref leaves (operand J, slot M + s).
 
@@ -1308,12 +1309,28 @@ template <class Cd, class X, class Y, class C> struct slot_types<where_expr<Cd, 
                                    typename slot_types<X>::type, typename slot_types<Y>::type>::type;
 };
 
-/// What reads node n's value inside a step: n itself for an input or a scalar, else its slot
-/// (S: n's first slot; M: the number of operands before the slots).
+/// True when node N's value is kept in its slot: when its subtree holds vector math. Plain
+/// arithmetic is cheaper to recompute inside each step that reads it than to pass through L1.
+template <class N>
+inline constexpr bool kept = slot_count<N> != 0 && uses_vmath<N>();
+
+template <std::size_t M, std::size_t S, class Op, class A>
+auto rebuilt(const unary_expr<Op, A>& n);
+template <std::size_t M, std::size_t S, class T, class A>
+auto rebuilt(const cast_expr<T, A>& n);
+template <std::size_t M, std::size_t S, class Op, class A, class B, class C>
+auto rebuilt(const binary_expr<Op, A, B, C>& n);
+template <std::size_t M, std::size_t S, class Cd, class X, class Y, class C>
+auto rebuilt(const where_expr<Cd, X, Y, C>& n);
+
+/// What reads node n's value inside a step: n itself for an input or a scalar, its slot when
+/// kept, else n recomputed from its children's readers (S: n's first slot; M: the number of
+/// operands before the slots).
 template <std::size_t M, std::size_t S, class N>
 auto reader(const N& n) {
   if constexpr (slot_count<N> == 0) return n;
-  else return ref_leaf<slot_t<N>, M + S>{{}, n.sizes().vec()};
+  else if constexpr (kept<N>) return ref_leaf<slot_t<N>, M + S>{{}, n.sizes().vec()};
+  else return rebuilt<M, S>(n);
 }
 /// n with its children replaced by their readers (children's slots follow n's two).
 template <std::size_t M, std::size_t S, class Op, class A>
@@ -1352,7 +1369,7 @@ struct tape_step {
 /// The forward sweep of n (first slot S): children first, then n into its value slot.
 template <std::size_t M, std::size_t S, class N>
 auto forward_steps(const N& n) {
-  if constexpr (slot_count<N> == 0) {
+  if constexpr (!kept<N>) {  // recomputed by its readers; below it, nothing is kept either
     return std::tuple<>{};
   } else {
     auto own = [&] {
