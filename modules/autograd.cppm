@@ -53,24 +53,12 @@ std::vector<Tensor<U>> grad(const Tensor<T>& output, const std::vector<Tensor<U>
   using out_access = detail::autograd_access<Tensor<T>>;
   using in_access = detail::autograd_access<Tensor<U>>;
   if (!output.requires_grad()) detail::throw_no_grad_fn();
-  Tensor<T> seed;
-  if (grad_output) {
-    if (!(grad_output->sizes() == output.sizes()))
-      throw shape_error("Mismatch in shape: grad_output[0] has a shape of " + to_string(grad_output->sizes()) +
-                        " and output[0] has a shape of " + to_string(output.sizes()) + ".");
-    seed = grad_output->detach().clone();
-  } else {
-    if (output.numel() != 1) throw error("grad can be implicitly created only for scalar outputs");
-    seed = full<T>(output.sizes(), detail::convert<T>(1));
-  }
   detail::backward_context ctx(true);
   for (const Tensor<U>& in : inputs) {
     if (!in.requires_grad()) throw error("One of the differentiated Tensors does not require grad");
     ctx.capture(in_access::meta(in).get());
   }
-  if (detail::grad_buffer* slot = ctx.slot(*out_access::meta(output))) out_access::accumulate(*slot, seed);
-  const std::shared_ptr<detail::autograd_meta> roots[1] = {out_access::meta(output)};
-  detail::run_backward(roots, retain_graph, ctx);
+  out_access::run_backward(output, grad_output, retain_graph, ctx);
   std::vector<Tensor<U>> result;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const detail::grad_buffer& b = ctx.captured(k);

@@ -1089,9 +1089,6 @@ namespace strata::detail {
 /// No gradient flows this way (comparisons, floor, the condition of where, ...).
 struct no_flow {};
 
-template <class T>
-inline constexpr bool differentiable_v = category_of(dtype_v<T>) == category::floating || category_of(dtype_v<T>) == category::complex;
-
 /// x, conjugated when complex (PyTorch's gradients of complex functions use conj(f'(z))).
 template <class X>
 auto conj_of(const X& x) {

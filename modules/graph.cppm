@@ -109,6 +109,13 @@ void run_backward(std::span<const std::shared_ptr<autograd_meta>> roots, bool re
 [[noreturn]] void throw_version_error(dtype t, int_list sizes, std::uint64_t now, std::uint64_t expected);
 /// Throws when a tensor that requires grad is written in place while grad mode is on.
 void check_inplace(const autograd_meta* m);
+/// True for the dtypes that may require grad: floating and complex.
+constexpr bool is_differentiable(dtype t) {
+  return category_of(t) == category::floating || category_of(t) == category::complex;
+}
+/// is_differentiable for an element type (only these ever record a node).
+template <class T>
+inline constexpr bool differentiable_v = is_differentiable(dtype_v<T>);
 /// Throws unless a tensor of this dtype may require grad (floating and complex only).
 void check_differentiable(dtype t);
 }  // namespace strata::detail

@@ -364,21 +364,8 @@ class Tensor {
   /// saved values are freed unless retain_graph.
   void backward(const std::optional<Tensor>& gradient = std::nullopt, bool retain_graph = false) const {
     if (!requires_grad()) detail::throw_no_grad_fn();
-    Tensor seed;
-    if (gradient) {
-      if (!(gradient->sizes() == sizes()))
-        throw shape_error("Mismatch in shape: grad_output[0] has a shape of " + to_string(gradient->sizes()) +
-                          " and output[0] has a shape of " + to_string(sizes()) + ".");
-      seed = gradient->detach().clone();
-    } else {
-      if (numel() != 1) throw error("grad can be implicitly created only for scalar outputs");
-      seed = empty<T>(sizes());
-      seed.fill_(detail::convert<T>(1));
-    }
     detail::backward_context ctx(false);
-    detail::accumulate_grad(*ctx.slot(*meta_), seed);
-    const std::shared_ptr<detail::autograd_meta> roots[1] = {meta_};
-    detail::run_backward(roots, retain_graph, ctx);
+    detail::autograd_access<Tensor>::run_backward(*this, gradient, retain_graph, ctx);
   }
 
   // ---- views: metadata only, sharing storage ----
@@ -635,6 +622,24 @@ struct autograd_access<Tensor<T>> {
   static grad_buffer buffer(const Tensor<T>& t) { return grad_buffer{t.storage_, t.layout_, true, false}; }
   /// Adds g into slot (which takes g when empty; see accumulate_grad).
   static void accumulate(grad_buffer& slot, const Tensor<T>& g) { accumulate_grad(slot, g); }
+  /// Seeds output's gradient (gradient, or 1 for a one-element output, with PyTorch's
+  /// messages) and runs every node reachable from output (backward() and strata::grad()).
+  static void run_backward(const Tensor<T>& output, const std::optional<Tensor<T>>& gradient, bool retain_graph,
+                           backward_context& ctx) {
+    Tensor<T> seed;
+    if (gradient) {
+      if (!(gradient->sizes() == output.sizes()))
+        throw shape_error("Mismatch in shape: grad_output[0] has a shape of " + to_string(gradient->sizes()) +
+                          " and output[0] has a shape of " + to_string(output.sizes()) + ".");
+      seed = gradient->detach().clone();
+    } else {
+      if (output.numel() != 1) throw error("grad can be implicitly created only for scalar outputs");
+      seed = full<T>(output.sizes(), convert<T>(1));
+    }
+    if (grad_buffer* slot = ctx.slot(*output.meta_)) accumulate_grad(*slot, seed);
+    const std::shared_ptr<autograd_meta> roots[1] = {output.meta_};
+    detail::run_backward(roots, retain_graph, ctx);
+  }
 };
 
 template <element T>
@@ -716,14 +721,9 @@ struct view_node final : grad_node {
   void release() noexcept override { replay = nullptr; }
 };
 
-/// Floating and complex tensors may require grad (only they ever record a node).
-template <class T>
-inline constexpr bool may_require_grad_v =
-    category_of(dtype_v<T>) == category::floating || category_of(dtype_v<T>) == category::complex;
-
 template <element T, class Replay>
 void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kind kind) {
-  if constexpr (may_require_grad_v<T>) {
+  if constexpr (differentiable_v<T>) {
     using access = autograd_access<Tensor<T>>;
     std::function<Tensor<T>(const Tensor<T>&)> fn;
     if (kind == view_kind::general) fn = std::move(replay);
@@ -735,7 +735,7 @@ void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kin
 
 template <element In, element Out>
 void record_copy(const Tensor<In>& source, Tensor<Out>& copy) {
-  if constexpr (may_require_grad_v<In> && may_require_grad_v<Out>) {
+  if constexpr (differentiable_v<In> && differentiable_v<Out>) {
     auto node = std::make_shared<view_node<In, Out>>(source.sizes().vec(), nullptr, view_kind::identity);
     node->inputs.push_back(autograd_access<Tensor<In>>::meta(source));
     autograd_access<Tensor<Out>>::set_grad_fn(copy, std::move(node));

@@ -112,8 +112,7 @@ void check_inplace(const autograd_meta* m) {
 }
 
 void check_differentiable(dtype t) {
-  const category c = category_of(t);
-  if (c != category::floating && c != category::complex)
+  if (!is_differentiable(t))
     throw error("only Tensors of floating point and complex dtype can require gradients");
 }
 }  // namespace strata::detail
