@@ -1062,11 +1062,10 @@ STRATA_COMPOUND(^=, ^)
 // ---- autograd: derivatives built from the node types ----
 // A recorded expression keeps its tree (tensor handles and scalars, no intermediate values).
 // Backward rebuilds it as a "ref tree" whose leaves read the loop's pointer for their position
-// in the original tree, so that the derivative for every input, and the upstream gradient,
-// share one list of loop operands; each input's derivative expression is then found by
-// walking the tree from the root with the chain rule (backprop), at compile time.
+// in the original tree, so that the tree, the upstream gradient and the tape's slots share one
+// list of loop operands; the tape (below) is then built from the node types at compile time.
 export namespace strata {
-/// A leaf of a derivative expression: reads loop operand J whatever its place in the tree.
+/// A leaf of a backward step: reads loop operand J (an input or a tape slot) wherever it sits.
 template <element T, std::size_t J>
 struct ref_leaf : expression_base<ref_leaf<T, J>> {
   using value_type = T;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The backward's loop: gathers the operands a derivative reads a chunk at a time and hands
-// them to the derivatives (one function pointer each), storing into the gradients. Compiled
-// once: a recorded expression supplies only its derivatives' chunk loops.
+// The backward's loop: gathers the operands a recorded tree reads a chunk at a time, hands
+// them to the tree's tape (one function pointer) and stores what it produces into the
+// gradients. Compiled once: a recorded expression supplies only its tape.
 module;
 #include <algorithm>
 #include <cstdint>
