@@ -9,4 +9,5 @@ export import strata.storage;
 export import strata.autograd;
 export import strata.tensor;
 export import strata.expr;
+export import strata.linalg;
 export import strata.io;
