@@ -118,10 +118,13 @@ einsum_expr<T> einsum(std::string_view equation, const Tensor<T>& first, const T
   const std::vector<dim_vector> sizes{first.sizes().vec(), rest.sizes().vec()...};
   einsum_expr<T> e;
   e.spec = std::make_shared<const detail::einsum_spec>(detail::parse_einsum(equation, sizes, e.out_shape));
-  ((std::is_same_v<T, U> ? void() : detail::throw_dtype_mismatch(dtype_v<T>, dtype_v<U>)), ...);
   e.operands.reserve(1 + sizeof...(U));
   e.operands.push_back(first);
-  (e.operands.push_back(reinterpret_cast<const Tensor<T>&>(rest)), ...);
+  const auto add = [&e]<class V>(const Tensor<V>& t) {
+    if constexpr (std::is_same_v<V, T>) e.operands.push_back(t);
+    else detail::throw_dtype_mismatch(dtype_v<T>, dtype_v<V>);
+  };
+  (add(rest), ...);
   return e;
 }
 }  // namespace strata

@@ -4,7 +4,6 @@
 // alternatives; the library linked is OpenBLAS (CMake's FindBLAS with BLA_VENDOR OpenBLAS).
 #include "blas.hpp"
 
-#include <atomic>
 #include <mutex>
 
 extern "C" {
@@ -18,30 +17,28 @@ void cblas_cgemm(int order, int ta, int tb, int m, int n, int k, const void* alp
 void cblas_zgemm(int order, int ta, int tb, int m, int n, int k, const void* alpha, const void* a, int lda,
                  const void* b, int ldb, const void* beta, void* c, int ldc);
 void openblas_set_num_threads(int n);
+int openblas_get_num_threads(void);
 }
 
 namespace strata::detail {
 namespace {
 constexpr int row_major = 101, no_trans = 111, trans = 112;
-std::atomic<int> blas_threads{0};  // what OpenBLAS was last told (0: not yet)
 std::mutex blas_threads_mutex;
 
-// OpenBLAS's thread count is process-wide: it follows strata's (set_num_threads), changed
-// only when that changes, so the BLAS's threads and strata's OpenMP loops never run at once
-// from one call and never add up to more than the count asked for.
-void use_threads(int n) {
-  if (blas_threads.load(std::memory_order_acquire) == n) return;
+// OpenBLAS runs single-threaded inside strata's own parallel loop (src/linalg.cpp splits the
+// GEMMs over OpenMP's threads), so strata has one pool of threads and never runs two at once.
+// OpenBLAS's count is process-wide: someone else may have changed it since, so it is checked
+// (one load) on every call.
+void single_threaded() {
+  if (openblas_get_num_threads() == 1) return;
   const std::lock_guard lock(blas_threads_mutex);
-  if (blas_threads.load(std::memory_order_relaxed) == n) return;
-  openblas_set_num_threads(n);
-  blas_threads.store(n, std::memory_order_release);
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 }  // namespace
 
 void blas_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-               const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
-               int threads) {
-  use_threads(threads);
+               const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc) {
+  single_threaded();
   const int ta = trans_a ? trans : no_trans, tb = trans_b ? trans : no_trans;
   const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
   const int LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);

@@ -23,6 +23,7 @@ module;
 #include <utility>
 #include <vector>
 #include "blas.hpp"
+#include "parallel.hpp"
 module strata.linalg;
 
 namespace strata::detail {
@@ -718,33 +719,56 @@ term<T> gemm_pair(term<T> a, term<T> b, const pair_roles& r, const dim_vector& o
   const bool direct = into && into->is_contiguous() && labels == order_hint;
   const Tensor<T> c = direct ? *into : empty<T>(sizes);
   if (c.numel() == 0) return {c, labels};
-  // One GEMM per batch index (an odometer over the batch dims).
+  // One GEMM per batch index (an odometer over the batch dims), split over strata's threads:
+  // whole GEMMs when there are enough, else blocks of rows of each (OpenBLAS itself runs
+  // single-threaded, so there is one pool of threads).
   const std::size_t nb = batch.size();
-  dim_vector bsize(nb), sa(nb), sb(nb), sc(nb), index(nb, 0);
-  for (std::size_t d = 0; d < nb; ++d) {
-    bsize[d] = full[static_cast<std::size_t>(batch[d])];
-    sa[d] = a.stride_of(batch[d]);
-    sb[d] = b.stride_of(batch[d]);
-    sc[d] = c.stride(static_cast<std::int64_t>(d));
-  }
-  const T* pa = a.t.data_ptr();
-  const T* pb = b.t.data_ptr();
-  T* pc = c.data_ptr();
-  const int threads = get_num_threads();
+  dim_vector bsize(nb), index(nb, 0);
+  for (std::size_t d = 0; d < nb; ++d) bsize[d] = full[static_cast<std::size_t>(batch[d])];
   const std::int64_t count = product_of(bsize);
+  std::vector<std::int64_t> offsets;  // a, b, c per batch index
+  offsets.reserve(static_cast<std::size_t>(3 * count));
   for (std::int64_t it = 0; it < count; ++it) {
     std::int64_t oa = 0, ob = 0, oc = 0;
     for (std::size_t d = 0; d < nb; ++d) {
-      oa += index[d] * sa[d];
-      ob += index[d] * sb[d];
-      oc += index[d] * sc[d];
+      oa += index[d] * a.stride_of(batch[d]);
+      ob += index[d] * b.stride_of(batch[d]);
+      oc += index[d] * c.stride(static_cast<std::int64_t>(d));
     }
-    blas_gemm(blas_type_of<T>(), ta, tb, m, n, k, pa + oa, lda, pb + ob, ldb, pc + oc, std::max<std::int64_t>(n, 1),
-              threads);
+    offsets.insert(offsets.end(), {oa, ob, oc});
     for (std::size_t d = nb; d-- > 0;) {
       if (++index[d] < bsize[d]) break;
       index[d] = 0;
     }
+  }
+  struct job {
+    const T* a;
+    const T* b;
+    T* c;
+    const std::int64_t* offsets;
+    std::int64_t m, n, k, lda, ldb, blocks, rows;
+    bool ta, tb;
+    static void run(void* ctx, std::int64_t i) {
+      const job& j = *static_cast<const job*>(ctx);
+      const std::int64_t* o = j.offsets + 3 * (i / j.blocks);
+      const std::int64_t r0 = (i % j.blocks) * j.rows, r1 = std::min(j.m, r0 + j.rows);
+      if (r0 >= r1) return;
+      const std::int64_t a_rows = j.ta ? r0 : r0 * j.lda;  // row r0 of op(A)
+      blas_gemm(blas_type_of<T>(), j.ta, j.tb, r1 - r0, j.n, j.k, j.a + o[0] + a_rows, j.lda, j.b + o[1], j.ldb,
+                j.c + o[2] + r0 * std::max<std::int64_t>(j.n, 1), std::max<std::int64_t>(j.n, 1));
+    }
+  };
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(count);
+  const int threads = work < 4e6 ? 1 : get_num_threads();
+  // Rows split into blocks (multiples of 16) only when there are fewer GEMMs than threads.
+  const std::int64_t blocks = count >= threads ? 1 : std::min<std::int64_t>(threads, std::max<std::int64_t>(m / 16, 1));
+  const std::int64_t block_rows = ((m + blocks - 1) / blocks + 15) / 16 * 16;
+  job j{a.t.data_ptr(), b.t.data_ptr(), c.data_ptr(), offsets.data(), m, n, k, lda, ldb, blocks, block_rows, ta, tb};
+  const std::int64_t tasks = count * blocks;
+  if (threads == 1 || tasks == 1) {
+    for (std::int64_t i = 0; i < tasks; ++i) job::run(&j, i);
+  } else {
+    parallel_run(tasks, static_cast<int>(std::min<std::int64_t>(threads, tasks)), &job::run, &j);
   }
   return {c, labels};
 }
