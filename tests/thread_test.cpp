@@ -74,3 +74,24 @@ TEST_CASE("threads using strata's own thread pool at once", "[thread]") {
   for (auto& th : pool) th.join();
   CHECK(wrong.load() == 0);
 }
+
+TEST_CASE("user threads multiplying matrices at once (GEMM and fused einsums)", "[thread]") {
+  constexpr int threads = 3, rounds = 20;
+  const auto a = st::arange<double>(96 * 80).view({96, 80}) / 1000.0;
+  const st::Tensor<double> A = a, B = A.t() + 1.0;
+  const st::Tensor<double> want = st::matmul(A, B);  // [96, 96], on the BLAS
+  const double want_dot = st::Tensor<double>(st::einsum("ij,ij->", A, A)).item();
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (int r = 0; r < rounds; ++r) {
+        const st::Tensor<double> c = st::matmul(A, B);
+        if (!st::Tensor<bool>(st::all(c == want)).item()) ++wrong;
+        if (st::Tensor<double>(st::einsum("ij,ij->", A, A)).item() != want_dot) ++wrong;
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  CHECK(wrong == 0);
+}
