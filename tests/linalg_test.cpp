@@ -262,6 +262,12 @@ TEST_CASE("the fused path allocates its result only", "[linalg]") {
   CHECK(count([&] { st::Tensor<float> r = st::einsum("ij,j->i", a, x); }) == 1);
   st::Tensor<float> out = st::empty<float>({64});
   CHECK(count([&] { out.assign(st::einsum("bi,bi->b", a, b)); }) == 0);
+  // the GEMM path takes transposed operands as they are (no copy), copies a stride-2 one
+  const auto big = iota<float>({64, 96}), wide = iota<float>({64, 192});
+  CHECK(st::einsum("ij,jk->ik", big, big.t()).plan() == "gemm(ij,jk->ik)");
+  CHECK(count([&] { st::Tensor<float> r = st::matmul(big, big.t()); }) == 1);
+  CHECK(count([&] { st::Tensor<float> r = st::matmul(big.t(), big); }) == 1);
+  CHECK(count([&] { st::Tensor<float> r = st::matmul(wide.as_strided({64, 96}, {192, 2}), big.t()); }) == 2);
   // half accumulates in float: one float buffer besides the result
   const auto h = a.to<st::half>();
   CHECK(count([&] { st::Tensor<st::half> r = st::einsum("bi,bi->b", h, h); }) == 2);
