@@ -6,10 +6,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cmake=$("$root/tools/setup.sh" | tail -n1)
 cd "$root"
 "$cmake" --preset release >/dev/null
-"$cmake" --build --preset release --target broadcasting_tour views_tour heat_diffusion mandelbrot broadcast_backward curve_fit
+"$cmake" --build --preset release --target broadcasting_tour views_tour heat_diffusion mandelbrot broadcast_backward curve_fit digits_mlp
 ./build/release/samples/broadcasting_tour
 ./build/release/samples/views_tour
 ./build/release/samples/heat_diffusion
 (cd build/release && ./samples/mandelbrot)
 ./build/release/samples/broadcast_backward
 ./build/release/samples/curve_fit
+./build/release/samples/digits_mlp
