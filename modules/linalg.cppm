@@ -141,13 +141,16 @@ einsum_spec outer_spec(int_list a, int_list b);
 einsum_spec tensordot_spec(int_list a, int_list b, int_list dims_a, int_list dims_b);
 einsum_spec tensordot_spec(int_list a, int_list b, std::int64_t dims);
 
+/// Throws PyTorch's error for a product `name` of operands of different dtypes.
+[[noreturn]] void throw_product_dtype(std::string_view name, int_list a, int_list b, dtype ta, dtype tb);
+
 /// Evaluates (and records) a two-operand product of one dtype.
 template <element T, element U, class... Args>
-Tensor<T> product(einsum_spec (*make)(int_list, int_list, Args...), const Tensor<T>& a, const Tensor<U>& b,
-                  Args... args) {
+Tensor<T> product(std::string_view name, einsum_spec (*make)(int_list, int_list, Args...), const Tensor<T>& a,
+                  const Tensor<U>& b, Args... args) {
   auto spec = std::make_shared<const einsum_spec>(make(a.sizes(), b.sizes(), args...));
   if constexpr (!std::is_same_v<T, U>) {
-    throw_dtype_mismatch(dtype_v<T>, dtype_v<U>);
+    throw_product_dtype(name, a.sizes(), b.sizes(), dtype_v<T>, dtype_v<U>);
   } else {
     const Tensor<T> ops[2] = {a, b};
     Tensor<T> out = einsum_run<T>(*spec, ops, nullptr);
@@ -161,30 +164,30 @@ export namespace strata {
 /// PyTorch's matmul: dot for 1-D x 1-D, mv, mm, and batched products with batch dims broadcast
 /// (a 1-D operand gets a dim added, then removed).
 template <element T, element U>
-Tensor<T> matmul(const Tensor<T>& a, const Tensor<U>& b) { return detail::product(&detail::matmul_spec, a, b); }
+Tensor<T> matmul(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("matmul", &detail::matmul_spec, a, b); }
 /// Matrix product of two 2-D tensors.
 template <element T, element U>
-Tensor<T> mm(const Tensor<T>& a, const Tensor<U>& b) { return detail::product(&detail::mm_spec, a, b); }
+Tensor<T> mm(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("mm", &detail::mm_spec, a, b); }
 /// Batched matrix product of two 3-D tensors with the same batch size.
 template <element T, element U>
-Tensor<T> bmm(const Tensor<T>& a, const Tensor<U>& b) { return detail::product(&detail::bmm_spec, a, b); }
+Tensor<T> bmm(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("bmm", &detail::bmm_spec, a, b); }
 /// Matrix-vector product.
 template <element T, element U>
-Tensor<T> mv(const Tensor<T>& a, const Tensor<U>& b) { return detail::product(&detail::mv_spec, a, b); }
+Tensor<T> mv(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("mv", &detail::mv_spec, a, b); }
 /// Inner product of two 1-D tensors (a 0-dim result; no conjugation, as torch.dot).
 template <element T, element U>
-Tensor<T> dot(const Tensor<T>& a, const Tensor<U>& b) { return detail::product(&detail::dot_spec, a, b); }
+Tensor<T> dot(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("dot", &detail::dot_spec, a, b); }
 /// Outer product of two 1-D tensors.
 template <element T, element U>
-Tensor<T> outer(const Tensor<T>& a, const Tensor<U>& b) { return detail::product(&detail::outer_spec, a, b); }
+Tensor<T> outer(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("outer", &detail::outer_spec, a, b); }
 /// Sums the products of a's last `dims` dims with b's first `dims` dims.
 template <element T, element U>
 Tensor<T> tensordot(const Tensor<T>& a, const Tensor<U>& b, std::int64_t dims = 2) {
-  return detail::product<T, U, std::int64_t>(&detail::tensordot_spec, a, b, dims);
+  return detail::product<T, U, std::int64_t>("tensordot", &detail::tensordot_spec, a, b, dims);
 }
 /// Sums the products of a's dims_a with b's dims_b (pairwise).
 template <element T, element U>
 Tensor<T> tensordot(const Tensor<T>& a, const Tensor<U>& b, int_list dims_a, int_list dims_b) {
-  return detail::product<T, U, int_list, int_list>(&detail::tensordot_spec, a, b, dims_a, dims_b);
+  return detail::product<T, U, int_list, int_list>("tensordot", &detail::tensordot_spec, a, b, dims_a, dims_b);
 }
 }  // namespace strata

@@ -81,26 +81,30 @@ distinct_dims distinct(const dim_vector& labels, int_list sizes, int_list stride
 }
 }  // namespace
 
+namespace {
+// PyTorch's ScalarType names, as its dtype messages print them.
+std::string scalar_type_name(dtype t) {
+  switch (t) {
+    case dtype::bool_: return "Bool";
+    case dtype::uint8: return "Byte";
+    case dtype::int8: return "Char";
+    case dtype::int16: return "Short";
+    case dtype::int32: return "Int";
+    case dtype::int64: return "Long";
+    case dtype::float16: return "Half";
+    case dtype::bfloat16: return "BFloat16";
+    case dtype::float32: return "Float";
+    case dtype::float64: return "Double";
+    case dtype::complex64: return "ComplexFloat";
+    case dtype::complex128: return "ComplexDouble";
+    case dtype::float128: return "Float128";
+  }
+  return "";
+}
+}  // namespace
+
 void throw_dtype_mismatch(dtype expected, dtype found) {
-  const auto name = [](dtype t) -> std::string {
-    switch (t) {
-      case dtype::bool_: return "Bool";
-      case dtype::uint8: return "Byte";
-      case dtype::int8: return "Char";
-      case dtype::int16: return "Short";
-      case dtype::int32: return "Int";
-      case dtype::int64: return "Long";
-      case dtype::float16: return "Half";
-      case dtype::bfloat16: return "BFloat16";
-      case dtype::float32: return "Float";
-      case dtype::float64: return "Double";
-      case dtype::complex64: return "ComplexFloat";
-      case dtype::complex128: return "ComplexDouble";
-      case dtype::float128: return "Float128";
-    }
-    return "";
-  };
-  throw dtype_error("expected scalar type " + name(expected) + " but found " + name(found));
+  throw dtype_error("expected scalar type " + scalar_type_name(expected) + " but found " + scalar_type_name(found));
 }
 
 // ---- parsing and size checks (PyTorch 1.13's einsum, message for message) ----
@@ -153,10 +157,14 @@ einsum_spec parse_einsum(std::string_view equation, std::span<const dim_vector> 
         ++count[l];
       }
     }
-    if (has_ell ? nlabels > ndims : nlabels != ndims)
+    if (has_ell && nlabels > ndims)
+      throw error("einsum(): the number of subscripts in the equation (" + str(nlabels) +
+                  ") is more than the number of dimensions (" + str(ndims) + ") for operand " +
+                  str(static_cast<std::int64_t>(i)));
+    if (!has_ell && nlabels != ndims)
       throw error("einsum(): the number of subscripts in the equation (" + str(nlabels) +
                   ") does not match the number of dimensions (" + str(ndims) + ") for operand " +
-                  str(static_cast<std::int64_t>(i)) + (has_ell ? "" : " and no ellipsis was given"));
+                  str(static_cast<std::int64_t>(i)) + " and no ellipsis was given");
   }
 
   einsum_spec spec;
@@ -935,6 +943,9 @@ namespace {
   throw shape_error("mat1 and mat2 shapes cannot be multiplied (" + str(r1) + "x" + str(c1) + " and " + str(r2) + "x" +
                     str(c2) + ")");
 }
+[[noreturn]] void throw_mv(std::int64_t rows, std::int64_t cols, std::int64_t n) {
+  throw shape_error("size mismatch, got " + str(rows) + ", " + str(rows) + "x" + str(cols) + "," + str(n));
+}
 constexpr std::int64_t R = 0, K = 1, C = 2, B = 3;
 }  // namespace
 
@@ -960,8 +971,7 @@ einsum_spec mv_spec(int_list a, int_list b) {
   if (a.size() != 2 || b.size() != 1)
     throw shape_error("vector + matrix @ vector expected, got 1, " + str(static_cast<std::int64_t>(a.size())) + ", " +
                       str(static_cast<std::int64_t>(b.size())));
-  if (a[1] != b[0])
-    throw shape_error("size mismatch, got " + str(a[0]) + ", " + str(a[0]) + "x" + str(a[1]) + "," + str(b[0]));
+  if (a[1] != b[0]) throw_mv(a[0], a[1], b[0]);
   return {{{R, K}, {K}}, {R}};
 }
 
@@ -976,9 +986,7 @@ einsum_spec outer_spec(int_list a, int_list b) {
 einsum_spec bmm_spec(int_list a, int_list b) {
   if (a.size() != 3) throw shape_error("batch1 must be a 3D tensor");
   if (b.size() != 3) throw shape_error("batch2 must be a 3D tensor");
-  if (a[0] != b[0])
-    throw shape_error("batch1 and batch2 must have same number of batches, got " + str(a[0]) + " and " + str(b[0]));
-  if (a[2] != b[1])
+  if (a[0] != b[0] || a[2] != b[1])
     throw shape_error("Expected size for first two dimensions of batch2 tensor to be: [" + str(a[0]) + ", " + str(a[2]) +
                       "] but got: [" + str(b[0]) + ", " + str(b[1]) + "].");
   return {{{B, R, K}, {B, K, C}}, {B, R, C}};
@@ -1003,10 +1011,14 @@ einsum_spec matmul_spec(int_list a, int_list b) {
     for (std::int64_t d = 0; d < n; ++d) p *= s[static_cast<std::size_t>(d)];
     return p;
   };
-  if (da >= 3 && db <= 2) {
-    if (ka != kb) throw_mm(prefix(a, da - 1), ka, kb, db == 2 ? b[1] : 1);
-  } else if (db >= 3 && da <= 2 && ka != kb) {
-    throw_mm(prefix(b, db - 2) * b[db - 1], kb, ka, da == 2 ? a[0] : 1);
+  if (da >= 3 && db <= 2 && ka != kb) {  // a folded into rows: mm, or mv for a vector b
+    const std::int64_t rows = prefix(a, da - 1);
+    if (db == 1) throw_mv(rows, ka, kb);
+    throw_mm(rows, ka, kb, b[1]);
+  } else if (db >= 3 && da <= 2 && ka != kb) {  // b transposed and folded: mm, or mv for a vector a
+    const std::int64_t rows = prefix(b, db - 2) * b[db - 1];
+    if (da == 1) throw_mv(rows, kb, ka);
+    throw_mm(rows, kb, ka, a[0]);
   }
   const std::span<const std::int64_t> sa(a.data(), a.size()), sb(b.data(), b.size());
   const dim_vector batch = broadcast_shapes(sa.first(static_cast<std::size_t>(std::max<std::int64_t>(da - 2, 0))),
@@ -1033,23 +1045,31 @@ einsum_spec matmul_spec(int_list a, int_list b) {
 einsum_spec tensordot_spec(int_list a, int_list b, int_list dims_a, int_list dims_b) {
   if (dims_a.size() != dims_b.size()) throw shape_error("both dimension lists should have same length");
   const auto na = static_cast<std::int64_t>(a.size()), nb = static_cast<std::int64_t>(b.size());
+  const auto wrap = [](std::int64_t d, std::int64_t n) {
+    if (n == 0) throw index_error("Dimension specified as " + str(d) + " but tensor has no dimensions");
+    return wrap_dim(d, n);
+  };
   einsum_spec s;
   dim_vector la, lb;
   for (std::int64_t d = 0; d < na; ++d) la.push_back(d);
   for (std::int64_t d = 0; d < nb; ++d) lb.push_back(na + d);
   dim_vector used_a, used_b;
   for (std::size_t i = 0; i < dims_a.size(); ++i) {
-    const std::int64_t x = wrap_dim(dims_a[i], na), y = wrap_dim(dims_b[i], nb);
-    if (contains(used_a, x) || contains(used_b, y))
-      throw shape_error("tensordot: a dim appears more than once in the list of dims");
+    const std::int64_t x = wrap(dims_a[i], na), y = wrap(dims_b[i], nb);
+    const std::int64_t s1 = a[static_cast<std::size_t>(x)], s2 = b[static_cast<std::size_t>(y)];
+    if (s1 != s2 && s1 != 1 && s2 != 1)  // a size-1 dim is summed (broadcast), as PyTorch does
+      throw shape_error("contracted dimensions need to match, but first has size " + str(s1) + " in dim " +
+                        str(dims_a[i]) + " and second has size " + str(s2) + " in dim " + str(dims_b[i]));
     used_a.push_back(x);
     used_b.push_back(y);
-    const std::int64_t s1 = a[static_cast<std::size_t>(x)], s2 = b[static_cast<std::size_t>(y)];
-    if (s1 != s2 && s1 != 1 && s2 != 1)
-      throw shape_error("contracted dimensions need to match, but first has size " + str(s1) + " in dim " + str(x) +
-                        " and second has size " + str(s2) + " in dim " + str(y));
-    lb[static_cast<std::size_t>(y)] = la[static_cast<std::size_t>(x)];
   }
+  for (const dim_vector* used : {&used_a, &used_b})
+    for (std::size_t i = 0; i < used->size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if ((*used)[i] == (*used)[j])
+          throw shape_error("dim " + str((*used)[i]) + " appears multiple times in the list of dims");
+  for (std::size_t i = 0; i < used_a.size(); ++i)
+    lb[static_cast<std::size_t>(used_b[i])] = la[static_cast<std::size_t>(used_a[i])];
   for (std::int64_t d = 0; d < na; ++d)
     if (!contains(used_a, d)) s.output.push_back(la[static_cast<std::size_t>(d)]);
   for (std::int64_t d = 0; d < nb; ++d)
@@ -1060,14 +1080,22 @@ einsum_spec tensordot_spec(int_list a, int_list b, int_list dims_a, int_list dim
 
 einsum_spec tensordot_spec(int_list a, int_list b, std::int64_t dims) {
   if (dims < 0) throw shape_error("tensordot expects dims >= 0, but got dims=" + str(dims));
-  const auto na = static_cast<std::int64_t>(a.size()), nb = static_cast<std::int64_t>(b.size());
-  if (dims > na || dims > nb) throw shape_error("tensordot expects dims < ndim_a or ndim_b, but got dims=" + str(dims));
-  dim_vector da, db;
+  dim_vector da, db;  // as torch.tensordot: a's dims -dims..-1 with b's 0..dims-1
   for (std::int64_t i = 0; i < dims; ++i) {
-    da.push_back(na - dims + i);
+    da.push_back(i - dims);
     db.push_back(i);
   }
   return tensordot_spec(a, b, da, db);
+}
+
+void throw_product_dtype(std::string_view name, int_list a, int_list b, dtype ta, dtype tb) {
+  if (name == "dot" || (name == "matmul" && a.size() == 1 && b.size() == 1)) {
+    throw dtype_error("dot : expected both vectors to have same dtype, but found " + scalar_type_name(ta) + " and " +
+                      scalar_type_name(tb));
+  }
+  // matmul folds a >= 3-D b with a 1-D or 2-D a as b's transpose first: b's dtype is expected
+  if (name == "matmul" && b.size() >= 3 && a.size() <= 2) throw_dtype_mismatch(tb, ta);
+  throw_dtype_mismatch(ta, tb);
 }
 
 // ---- compiled once per dtype ----
