@@ -20,6 +20,9 @@ int main() {
   auto big = st::ones<float>({512, 512});  // large enough to run on several threads
   big.narrow(0, 0, 256) += 1.0f;
   ok = ok && st::sum(big).item() == 512.0f * 512.0f + 256.0f * 512.0f;
+  auto w = st::ones<float>({64, 48});  // a GEMM-sized product: OpenBLAS is linked for consumers too
+  ok = ok && st::einsum("ij,jk->ik", big.narrow(0, 0, 32).narrow(1, 0, 64), w).plan() == "gemm(ij,jk->ik)";
+  ok = ok && st::matmul(big.narrow(0, 0, 32).narrow(1, 0, 64), w).at({0, 0}) == 128.0f;
   std::ostringstream os;
   os << x.dtype() << " " << x.sizes() << " " << st::sum(x, {0});
   std::cout << os.str() << "\n";
