@@ -476,28 +476,44 @@ struct plus_r {
   }
 };
 
-// buf[j] = operand (or buf[j] *= operand) for n elements s bytes apart.
-template <class A, class T, bool Multiply>
-void row_into(A* buf, const char* p, std::int64_t s, std::int64_t n) {
-  const auto put = [buf](std::int64_t j, A v) {
-    if constexpr (Multiply) buf[j] = times(buf[j], v);
-    else buf[j] = v;
-  };
-  if (s == static_cast<std::int64_t>(sizeof(T))) {
-    const T* q = reinterpret_cast<const T*>(p);
-    for (std::int64_t j = 0; j < n; ++j) put(j, convert<A>(q[j]));
-  } else if (s == 0) {
-    const A v = convert<A>(*reinterpret_cast<const T*>(p));
-    for (std::int64_t j = 0; j < n; ++j) put(j, v);
+// Rows of operands: n elements s bytes apart (s == sizeof(T): contiguous, 0: broadcast).
+template <class A, class T>
+A element_at(const char* p, std::int64_t s, std::int64_t j) {
+  return convert<A>(*reinterpret_cast<const T*>(p + j * s));
+}
+// buf[j] = x[j] * y[j] (or x[j] alone when y is null), the common strides as plain loops.
+template <class A, class T>
+void load_product(A* __restrict buf, const char* x, std::int64_t sx, const char* y, std::int64_t sy, std::int64_t n) {
+  constexpr auto w = static_cast<std::int64_t>(sizeof(T));
+  const T* __restrict a = reinterpret_cast<const T*>(x);
+  const T* __restrict b = reinterpret_cast<const T*>(y);
+  if (!y) {
+    if (sx == w) for (std::int64_t j = 0; j < n; ++j) buf[j] = convert<A>(a[j]);
+    else for (std::int64_t j = 0; j < n; ++j) buf[j] = element_at<A, T>(x, sx, j);
+  } else if (sx == w && sy == w) {
+    for (std::int64_t j = 0; j < n; ++j) buf[j] = times(convert<A>(a[j]), convert<A>(b[j]));
+  } else if (sx == 0 && sy == w) {
+    const A v = convert<A>(a[0]);
+    for (std::int64_t j = 0; j < n; ++j) buf[j] = times(v, convert<A>(b[j]));
+  } else if (sx == w && sy == 0) {
+    const A v = convert<A>(b[0]);
+    for (std::int64_t j = 0; j < n; ++j) buf[j] = times(convert<A>(a[j]), v);
   } else {
-    for (std::int64_t j = 0; j < n; ++j) put(j, convert<A>(*reinterpret_cast<const T*>(p + j * s)));
+    for (std::int64_t j = 0; j < n; ++j) buf[j] = times(element_at<A, T>(x, sx, j), element_at<A, T>(y, sy, j));
   }
+}
+// buf[j] *= x[j].
+template <class A, class T>
+void multiply(A* __restrict buf, const char* x, std::int64_t sx, std::int64_t n) {
+  const T* __restrict a = reinterpret_cast<const T*>(x);
+  if (sx == static_cast<std::int64_t>(sizeof(T))) for (std::int64_t j = 0; j < n; ++j) buf[j] = times(buf[j], convert<A>(a[j]));
+  else for (std::int64_t j = 0; j < n; ++j) buf[j] = times(buf[j], element_at<A, T>(x, sx, j));
 }
 // The product of operands 1..count at n elements along a row, into buf.
 template <class A, class T>
 void product_row(std::size_t count, char* const* p, const std::int64_t* s, std::int64_t n, A* buf) {
-  row_into<A, T, false>(buf, p[1], s[1], n);
-  for (std::size_t k = 2; k <= count; ++k) row_into<A, T, true>(buf, p[k], s[k], n);
+  load_product<A, T>(buf, p[1], s[1], count >= 2 ? p[2] : nullptr, count >= 2 ? s[2] : 0, n);
+  for (std::size_t k = 3; k <= count; ++k) multiply<A, T>(buf, p[k], s[k], n);
 }
 
 /// The values a reduction of the operands' product reads (see reduction_kernels).
@@ -522,6 +538,12 @@ struct product_rows {
     chunk_buffer<A, reduce_chunk> buf;
     char* q[max_operands];
     for (std::size_t k = 0; k <= count; ++k) q[k] = p[k];
+    if constexpr (std::is_same_v<A, T>) {  // a contiguous output is the buffer itself
+      if (s[0] == static_cast<std::int64_t>(sizeof(T))) {
+        product_row<A, T>(count, q, s, n, reinterpret_cast<T*>(q[0]));
+        return;
+      }
+    }
     for (std::int64_t c = 0; c < n; c += reduce_chunk) {
       const std::int64_t m = std::min(reduce_chunk, n - c);
       product_row<A, T>(count, q, s, m, buf.data);
