@@ -301,6 +301,81 @@ auto sum_to(X&& x, int_list sizes) {
   node.out_shape = sizes.vec();
   return node;
 }
+namespace detail {
+/// The softmax family's input: the expression, cast to Acc when given (PyTorch's dtype=).
+template <class Acc, class X>
+auto softmax_input(X&& x) {
+  if constexpr (std::is_void_v<Acc>) return to_node(std::forward<X>(x));
+  else return cast<Acc>(std::forward<X>(x));
+}
+template <class E>
+void check_softmax_type() {
+  using R = typename E::value_type;
+  static_assert(std::is_floating_point_v<compute_t<R>> || std::is_same_v<R, float128>,
+                "softmax, log_softmax and logsumexp need a floating input: pass the result type, e.g. "
+                "softmax<float>(x, dim), for an integer one.");
+}
+/// The maximum over dims with keepdim, not recorded (the family's shift cancels out of every
+/// gradient); infinite maxima become 0 (PyTorch's logsumexp), and an empty input gives zeros.
+template <class E>
+Tensor<typename E::value_type> shift_of(const E& e, int_list dims) {
+  using R = typename E::value_type;
+  const grad_mode_guard off(false);
+  const auto mask = reduction_mask(dims, e.dim());
+  dim_vector keep = e.sizes().vec();
+  for (std::size_t d = 0; d < keep.size(); ++d)
+    if (mask[d]) keep[d] = 1;
+  if (numel_of(e.sizes()) == 0) return zeros<R>(keep);
+  Tensor<R> m = reduce_eval::run(strata::amax(e, dims, true));
+  m.assign(where(abs(m) == std::numeric_limits<compute_t<R>>::infinity(), 0, m));
+  return m;
+}
+}  // namespace detail
+
+/// PyTorch's softmax along dim: exp(x - max) / sum(exp(x - max)). A max pass and a fused
+/// exp-sum pass make two reduced vectors; the result is a lazy expression (the normalising
+/// pass runs when it is assigned). Acc is PyTorch's dtype= (the input cast first).
+template <class Acc = void, class X>
+  requires(detail::operand<X> && !detail::scalar_operand<X>)
+auto softmax(X&& x, std::int64_t dim) {
+  auto e = detail::softmax_input<Acc>(std::forward<X>(x));
+  detail::check_softmax_type<decltype(e)>();
+  const dim_vector dims{wrap_dim(dim, e.dim())};  // owned: an int_list of a braced list would dangle
+  const auto m = detail::shift_of(e, dims);
+  using R = typename decltype(e)::value_type;
+  const Tensor<R> s = strata::sum(exp(e - m), dims, true);
+  return exp(e - m) / s;
+}
+/// PyTorch's log_softmax along dim: (x - max) - log(sum(exp(x - max))), a lazy expression
+/// after the two reduced passes (numerically stable for any magnitude).
+template <class Acc = void, class X>
+  requires(detail::operand<X> && !detail::scalar_operand<X>)
+auto log_softmax(X&& x, std::int64_t dim) {
+  auto e = detail::softmax_input<Acc>(std::forward<X>(x));
+  detail::check_softmax_type<decltype(e)>();
+  const dim_vector dims{wrap_dim(dim, e.dim())};  // owned: an int_list of a braced list would dangle
+  const auto m = detail::shift_of(e, dims);
+  using R = typename decltype(e)::value_type;
+  const Tensor<R> ls = log(strata::sum(exp(e - m), dims, true));
+  return (e - m) - ls;  // x - (m + ls) would round at m's magnitude
+}
+/// PyTorch's logsumexp over dims: log(sum(exp(x))) computed stably (the maximum shifted out).
+template <class X>
+  requires(detail::operand<X> && !detail::scalar_operand<X>)
+auto logsumexp(X&& x, int_list dims, bool keepdim = false) {
+  auto e = detail::to_node(std::forward<X>(x));
+  detail::check_softmax_type<decltype(e)>();
+  using R = typename decltype(e)::value_type;
+  const auto m = detail::shift_of(e, dims);
+  Tensor<R> r = log(strata::sum(exp(e - m), dims, true)) + m;
+  if (keepdim) return r;
+  dim_vector out;
+  const auto mask = detail::reduction_mask(dims, e.dim());
+  for (std::size_t d = 0; d < mask.size(); ++d)
+    if (!mask[d]) out.push_back(r.size(static_cast<std::int64_t>(d)));
+  return r.view(out);
+}
+
 /// sum_to of a tensor whose sizes already match is the tensor itself (no copy).
 template <element T>
 Tensor<detail::sum_result_t<T>> sum_to(const Tensor<T>& t, int_list sizes) {
