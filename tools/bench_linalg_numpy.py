@@ -26,11 +26,10 @@ import argparse
 import ctypes
 import json
 import re
-import statistics
 import sys
-import time
 
 import numpy as np
+from bench_common import measure
 
 try:
     import torch
@@ -217,21 +216,6 @@ def check():
         a, b = matmul_operands(layout, np.float64)
         c = np.dot(a, b)
         assert np.allclose(c[:4, :4], np.ascontiguousarray(a[:4]) @ np.ascontiguousarray(b[:, :4])), layout
-
-
-def measure(run, min_time, repetitions):
-    run()  # warm-up: first touch of fresh memory is not what we measure
-    means = []
-    for _ in range(repetitions):
-        calls, start = 0, time.perf_counter()
-        while True:
-            run()
-            calls += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                break
-        means.append(elapsed / calls)
-    return statistics.median(means)
 
 
 def main():

@@ -16,13 +16,12 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
-import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
+from bench_common import measure  # noqa: E402
 
 N = 1 << 24
 M = 4096
@@ -111,21 +110,6 @@ def cases():
         ("numpy_sum_flat", N * 4, flat(np.sum)),
         ("numpy_amax_flat", N * 4, flat(np.max)),
     ]
-
-
-def measure(run, min_time, repetitions):
-    run()  # warm-up: first touch of fresh memory is not what we measure
-    means = []
-    for _ in range(repetitions):
-        calls, start = 0, time.perf_counter()
-        while True:
-            run()
-            calls += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                break
-        means.append(elapsed / calls)
-    return statistics.median(means)
 
 
 def main():
