@@ -47,10 +47,12 @@ bool contains(const dim_vector& v, std::int64_t x) { return std::find(v.begin(),
 std::int64_t index_in(const dim_vector& v, std::int64_t x) {
   return static_cast<std::int64_t>(std::find(v.begin(), v.end(), x) - v.begin());
 }
-std::int64_t product_of(const dim_vector& v) {
-  std::int64_t p = 1;
-  for (const std::int64_t x : v) p *= x;
-  return p;
+/// Terms a < b of a contraction's live list are replaced by their result (at the end).
+template <class X>
+void replace_pair(std::vector<X>& live, std::size_t a, std::size_t b, X merged) {
+  live.erase(live.begin() + static_cast<std::ptrdiff_t>(b));
+  live.erase(live.begin() + static_cast<std::ptrdiff_t>(a));
+  live.push_back(std::move(merged));
 }
 std::int64_t max_label(const einsum_spec& spec) {
   std::int64_t m = 0;
@@ -260,7 +262,7 @@ namespace {
 /// A term of the contraction: distinct labels and their own sizes (1 or the label's size).
 struct term_shape {
   dim_vector labels, sizes;
-  std::int64_t numel() const { return product_of(sizes); }
+  std::int64_t numel() const { return numel_of(sizes); }
   /// The size of label l here (0 when absent).
   std::int64_t size_of(std::int64_t l) const {
     const std::int64_t at = index_in(labels, l);
@@ -405,9 +407,7 @@ einsum_program plan_program(std::vector<term_shape> live, const dim_vector& outp
       merged.labels.push_back(l);
       merged.sizes.push_back(live[bi].broadcast_size(live[bj], l));
     }
-    live.erase(live.begin() + static_cast<std::ptrdiff_t>(bj));
-    live.erase(live.begin() + static_cast<std::ptrdiff_t>(bi));
-    live.push_back(std::move(merged));
+    replace_pair(live, bi, bj, std::move(merged));
   }
   // A single fused reduce is best unless the pairwise plan is cheaper (a GEMM, or a product
   // that contracting early keeps small); the engine's loops take at most 63 operands.
@@ -450,9 +450,7 @@ std::string einsum_plan(const einsum_spec& spec, std::span<const dim_vector> siz
     text += std::string(s.gemm ? "gemm(" : "fused(") + labels_text(live[s.a].labels) + "," +
             labels_text(live[s.b].labels) + "->" + labels_text(s.result) + ")";
     term_shape merged{s.result, {}};
-    live.erase(live.begin() + static_cast<std::ptrdiff_t>(s.b));
-    live.erase(live.begin() + static_cast<std::ptrdiff_t>(s.a));
-    live.push_back(std::move(merged));
+    replace_pair(live, s.a, s.b, std::move(merged));
   }
   return text;
 }
@@ -755,7 +753,7 @@ term<T> gemm_pair(term<T> a, term<T> b, const pair_roles& r, const dim_vector& o
   const std::size_t nb = batch.size();
   dim_vector bsize(nb), index(nb, 0);
   for (std::size_t d = 0; d < nb; ++d) bsize[d] = full[static_cast<std::size_t>(batch[d])];
-  const std::int64_t count = product_of(bsize);
+  const std::int64_t count = numel_of(bsize);
   std::vector<std::int64_t> offsets;  // a, b, c per batch index
   offsets.reserve(static_cast<std::size_t>(3 * count));
   for (std::int64_t it = 0; it < count; ++it) {
@@ -862,9 +860,7 @@ Tensor<T> einsum_run(const einsum_spec& spec, std::span<const Tensor<T>> ops, co
   for (const pair_step& s : prog.steps) {
     const bool final_step = &s == &prog.steps.back();
     term<T> c = contract_pair<T>(live[s.a], live[s.b], s.result, s.gemm, full, final_step ? into : nullptr);
-    live.erase(live.begin() + static_cast<std::ptrdiff_t>(s.b));
-    live.erase(live.begin() + static_cast<std::ptrdiff_t>(s.a));
-    live.push_back(std::move(c));
+    replace_pair(live, s.a, s.b, std::move(c));
   }
   const term<T>& r = live.back();
   dim_vector perm;

@@ -8,34 +8,18 @@
 #include <optional>
 #include <thread>
 #include <vector>
+#include "check_close.hpp"
+#include "tensor_values.hpp"
 import strata;
 using namespace strata;
-
-namespace {
-template <class T>
-std::vector<double> values(const Tensor<T>& t) {
-  std::vector<double> v;
-  for (const T x : t.to_vector()) v.push_back(static_cast<double>(x));
-  return v;
-}
-void check(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-6) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
-    if (std::isnan(want[i])) CHECK(std::isnan(got[i]));
-    else if (std::isinf(want[i])) CHECK(got[i] == want[i]);
-    else CHECK(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])));
-  }
-}
-}  // namespace
 
 TEST_CASE("PyTorch's broadcasting example: B's gradient is summed back to its shape", "[autograd]") {
   auto A = from_vector<float>({1, 2, 3}).requires_grad_();
   auto B = from_vector<float>({1}).requires_grad_();
   Tensor<float> C = A + B;
   sum(C).backward();
-  check(values(A.grad()), {1, 1, 1});
-  check(values(B.grad()), {3});
+  test::check_close(as_doubles(A.grad()), {1, 1, 1}, 1e-6);
+  test::check_close(as_doubles(B.grad()), {3}, 1e-6);
   CHECK(A.grad().sizes() == A.sizes());
   CHECK(B.grad().sizes() == B.sizes());
 }
@@ -47,23 +31,23 @@ TEST_CASE("hand-checked derivatives", "[autograd]") {
     Tensor<double> L = sum(exp(x) * w + relu(x) * x);
     L.backward();
     // d/dx = w e^x + (x > 0 ? 2x : 0)
-    check(values(x.grad()), {std::exp(0.5) + 1, 2 * std::exp(-1.0), 3 * std::exp(2.0) + 4, 4});
+    test::check_close(as_doubles(x.grad()), {std::exp(0.5) + 1, 2 * std::exp(-1.0), 3 * std::exp(2.0) + 4, 4}, 1e-6);
   }
   SECTION("amax shares the gradient among ties") {
     auto m = from_vector<float>({1, 3, 3, 2}, {2, 2}).requires_grad_();
     amax(m).backward();
-    check(values(m.grad()), {0, 0.5, 0.5, 0});
+    test::check_close(as_doubles(m.grad()), {0, 0.5, 0.5, 0}, 1e-6);
   }
   SECTION("prod with a zero") {
     auto p = from_vector<float>({1, 0, 3, 2}, {2, 2}).requires_grad_();
     sum(prod(p, {1})).backward();
-    check(values(p.grad()), {0, 1, 2, 3});
+    test::check_close(as_doubles(p.grad()), {0, 1, 2, 3}, 1e-6);
   }
   SECTION("views: t, narrow") {
     auto v = from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3}).requires_grad_();
     Tensor<float> s = v.t() * 2;
     sum(s.narrow(0, 1, 2)).backward();
-    check(values(v.grad()), {0, 2, 2, 0, 2, 2});
+    test::check_close(as_doubles(v.grad()), {0, 2, 2, 0, 2, 2}, 1e-6);
   }
 }
 
@@ -72,36 +56,36 @@ TEST_CASE("PyTorch 1.13's conventions at the awkward points", "[autograd]") {
   SECTION("relu'(0) = 0, abs'(0) = 0, sqrt'(0) = inf") {
     auto x = from_vector<double>({-1, 0, 2}).requires_grad_();
     sum(relu(x) + abs(x)).backward();
-    check(values(x.grad()), {-1, 0, 2});
+    test::check_close(as_doubles(x.grad()), {-1, 0, 2}, 1e-6);
     auto z = from_vector<double>({0, 4}).requires_grad_();
     sum(sqrt(z)).backward();
-    check(values(z.grad()), {inf, 0.25});
+    test::check_close(as_doubles(z.grad()), {inf, 0.25}, 1e-6);
   }
   SECTION("clamp passes the gradient on the closed interval") {
     auto x = from_vector<float>({-2, -1, 0, 1, 2}).requires_grad_();
     sum(clamp(x, -1, 1)).backward();
-    check(values(x.grad()), {0, 1, 1, 1, 0});
+    test::check_close(as_doubles(x.grad()), {0, 1, 1, 1, 0}, 1e-6);
   }
   SECTION("maximum and minimum split ties in halves") {
     auto a = from_vector<float>({1, 2, 3}).requires_grad_();
     auto b = from_vector<float>({3, 2, 1}).requires_grad_();
     sum(maximum(a, b) + 2 * minimum(a, b)).backward();
-    check(values(a.grad()), {2, 1.5, 1});
-    check(values(b.grad()), {1, 1.5, 2});
+    test::check_close(as_doubles(a.grad()), {2, 1.5, 1}, 1e-6);
+    test::check_close(as_doubles(b.grad()), {1, 1.5, 2}, 1e-6);
   }
   SECTION("where sends nothing to the condition; comparisons and rounding give zeros") {
     auto x = from_vector<float>({1, -2, 3}).requires_grad_();
     auto y = from_vector<float>({10, 20, 30}).requires_grad_();
     sum(where(x > 0, x * y, y) + floor(x) + sign(y) + round(x * 3)).backward();
-    check(values(x.grad()), {10, 0, 30});
-    check(values(y.grad()), {1, 1, 3});
+    test::check_close(as_doubles(x.grad()), {10, 0, 30}, 1e-6);
+    test::check_close(as_doubles(y.grad()), {1, 1, 3}, 1e-6);
   }
   SECTION("pow: both operands; x^0 has a zero gradient at x = 0") {
     auto x = from_vector<double>({0, 2, 3}).requires_grad_();
     auto p = from_vector<double>({0, 3, 0.5}).requires_grad_();
     sum(pow(x, p)).backward();
-    check(values(x.grad()), {0, 12, 0.5 / std::sqrt(3.0)});
-    check(values(p.grad()), {0, 8 * std::log(2.0), std::sqrt(3.0) * std::log(3.0)});
+    test::check_close(as_doubles(x.grad()), {0, 12, 0.5 / std::sqrt(3.0)}, 1e-6);
+    test::check_close(as_doubles(p.grad()), {0, 8 * std::log(2.0), std::sqrt(3.0) * std::log(3.0)}, 1e-6);
   }
   SECTION("mixed dtypes: each gradient has its input's dtype") {
     auto f = from_vector<float>({1, 2}).requires_grad_();
@@ -112,9 +96,9 @@ TEST_CASE("PyTorch 1.13's conventions at the awkward points", "[autograd]") {
     CHECK(f.grad().dtype() == dtype::float32);
     CHECK(d.grad().dtype() == dtype::float64);
     CHECK(h.grad().dtype() == dtype::float16);
-    check(values(f.grad()), {3.5, 5.5});
-    check(values(d.grad()), {1, 2});
-    check(values(h.grad()), {1, 2});
+    test::check_close(as_doubles(f.grad()), {3.5, 5.5}, 1e-6);
+    test::check_close(as_doubles(d.grad()), {1, 2}, 1e-6);
+    test::check_close(as_doubles(h.grad()), {1, 2}, 1e-6);
   }
   SECTION("integer and bool tensors may not require grad") {
     auto i = from_vector<std::int32_t>({1, 2});
@@ -138,20 +122,20 @@ TEST_CASE("reductions: dims, keepdim, mean, prod, amin", "[autograd]") {
   SECTION("mean over dim 1, keepdim, times a weight") {
     auto w = from_vector<double>({10, 20}, {2, 1});
     sum(mean(x * x, {1}, true) * w).backward();
-    check(values(x.grad()), {20. / 3, 40. / 3, 60. / 3, 160. / 3, 200. / 3, 240. / 3});
+    test::check_close(as_doubles(x.grad()), {20. / 3, 40. / 3, 60. / 3, 160. / 3, 200. / 3, 240. / 3}, 1e-6);
   }
   SECTION("prod over dim 0 without zeros") {
     sum(prod(x, {0})).backward();
-    check(values(x.grad()), {4, 5, 6, 1, 2, 3});
+    test::check_close(as_doubles(x.grad()), {4, 5, 6, 1, 2, 3}, 1e-6);
   }
   SECTION("amin over all: the single minimum gets it") {
     amin(x * -1).backward();
-    check(values(x.grad()), {0, 0, 0, 0, 0, -1});
+    test::check_close(as_doubles(x.grad()), {0, 0, 0, 0, 0, -1}, 1e-6);
   }
   SECTION("sum_to of an expression") {
     Tensor<double> s = sum_to(x * 2, {3});
     sum(s * from_vector<double>({1, 2, 3})).backward();
-    check(values(x.grad()), {2, 4, 6, 2, 4, 6});
+    test::check_close(as_doubles(x.grad()), {2, 4, 6, 2, 4, 6}, 1e-6);
   }
 }
 
@@ -160,43 +144,43 @@ TEST_CASE("views carry PyTorch's backward", "[autograd]") {
   SECTION("expand sums back; permute, select, diagonal, unsqueeze") {
     auto r = from_vector<double>({1, 2, 3, 4}).requires_grad_();
     sum(r.unsqueeze(0).expand({3, 4}) * x).backward();
-    check(values(r.grad()), {12, 15, 18, 21});
-    check(values(x.grad()), {1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4});
+    test::check_close(as_doubles(r.grad()), {12, 15, 18, 21}, 1e-6);
+    test::check_close(as_doubles(x.grad()), {1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4}, 1e-6);
   }
   SECTION("select and diagonal lay the gradient into zeros") {
     sum(x.select(1, 2) * 2 + x.diagonal()).backward();
-    check(values(x.grad()), {1, 0, 2, 0, 0, 1, 2, 0, 0, 0, 3, 0});
+    test::check_close(as_doubles(x.grad()), {1, 0, 2, 0, 0, 1, 2, 0, 0, 0, 3, 0}, 1e-6);
   }
   SECTION("overlapping unfold windows add up") {
     auto v = from_vector<double>({1, 2, 3, 4, 5}).requires_grad_();
     sum(v.unfold(0, 3, 1)).backward();  // windows [0..2], [1..3], [2..4]
-    check(values(v.grad()), {1, 2, 3, 2, 1});
+    test::check_close(as_doubles(v.grad()), {1, 2, 3, 2, 1}, 1e-6);
   }
   SECTION("reshape of a non-contiguous view, flatten, movedim, transpose") {
     Tensor<double> y = x.t().reshape({12}) * 1;
     sum(y * arange<double>(12)).backward();
     // y[k] = x.t() flattened: x.t()[i][j] = x[j][i], k = i * 3 + j
-    check(values(x.grad()), {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11});
+    test::check_close(as_doubles(x.grad()), {0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11}, 1e-6);
   }
   SECTION("a view of a non-leaf") {
     Tensor<double> y = x * x;
     sum(y.narrow(1, 1, 2).movedim(0, 1)).backward();
-    check(values(x.grad()), {0, 2, 4, 0, 0, 10, 12, 0, 0, 18, 20, 0});
+    test::check_close(as_doubles(x.grad()), {0, 2, 4, 0, 0, 10, 12, 0, 0, 18, 20, 0}, 1e-6);
   }
   SECTION("as_strided lays the gradient back into the tensor's elements") {
     auto v = from_vector<float>({0, 1, 2, 3, 4}).requires_grad_();
     Tensor<float> y = v.as_strided({2, 2}, {2, 1}, 0) * 1.0f;
     sum(y).backward();
-    check(values(v.grad()), {1, 1, 1, 1, 0});
+    test::check_close(as_doubles(v.grad()), {1, 1, 1, 1, 0}, 1e-6);
     auto u = from_vector<float>({0, 1, 2, 3, 4}).requires_grad_();
     sum(u.as_strided({2, 3}, {1, 1}, 1)).backward();  // overlapping rows: contributions add
-    check(values(u.grad()), {0, 1, 2, 2, 1});
+    test::check_close(as_doubles(u.grad()), {0, 1, 2, 2, 1}, 1e-6);
   }
   SECTION("clone and to<U> pass the gradient, converted") {
     Tensor<float> f = x.to<float>();
     sum(f.clone() * 3).backward();
     CHECK(x.grad().dtype() == dtype::float64);
-    check(values(x.grad()), std::vector<double>(12, 3));
+    test::check_close(as_doubles(x.grad()), std::vector<double>(12, 3), 1e-6);
   }
 }
 
@@ -218,12 +202,12 @@ TEST_CASE("graph semantics", "[autograd]") {
     sum(x * x).backward();
     const Tensor<double> held = x.grad();
     sum(x * x).backward();
-    check(values(x.grad()), {4, 8, 12});
-    check(values(held), {4, 8, 12});  // the same elements
+    test::check_close(as_doubles(x.grad()), {4, 8, 12}, 1e-6);
+    test::check_close(as_doubles(held), {4, 8, 12}, 1e-6);  // the same elements
     zero_grad(x);
-    check(values(x.grad()), {0, 0, 0});
+    test::check_close(as_doubles(x.grad()), {0, 0, 0}, 1e-6);
     sum(x * 3).backward();
-    check(values(x.grad()), {3, 3, 3});
+    test::check_close(as_doubles(x.grad()), {3, 3, 3}, 1e-6);
   }
   SECTION("retain_graph: a second backward needs it") {
     Tensor<double> y = exp(x);
@@ -248,7 +232,7 @@ TEST_CASE("graph semantics", "[autograd]") {
       x.assign(x - 0.5);  // the optimizer's step: allowed without grad mode
     }
     CHECK(is_grad_enabled());
-    check(values(x.detach()), {0.5, 1.5, 2.5});
+    test::check_close(as_doubles(x.detach()), {0.5, 1.5, 2.5}, 1e-6);
   }
   SECTION("grad mode is per thread") {
     no_grad guard;
@@ -260,18 +244,18 @@ TEST_CASE("graph semantics", "[autograd]") {
   SECTION("detach cuts the graph") {
     Tensor<double> y = x * x;
     sum(y.detach() * x).backward();
-    check(values(x.grad()), {1, 4, 9});
+    test::check_close(as_doubles(x.grad()), {1, 4, 9}, 1e-6);
   }
   SECTION("non-leaf inputs chain through several assignments") {
     Tensor<double> y = x * 2;
     Tensor<double> z = y * y;
     sum(z).backward();
-    check(values(x.grad()), {8, 16, 24});
+    test::check_close(as_doubles(x.grad()), {8, 16, 24}, 1e-6);
     CHECK_FALSE(y.has_grad());
   }
   SECTION("a tensor used twice in one expression: the gradients add") {
     sum(x * x * x + x).backward();
-    check(values(x.grad()), {4, 13, 28});
+    test::check_close(as_doubles(x.grad()), {4, 13, 28}, 1e-6);
   }
   SECTION("a diamond across several assignments") {
     Tensor<double> a = x * 2;
@@ -283,37 +267,37 @@ TEST_CASE("graph semantics", "[autograd]") {
   SECTION("backward(gradient) for a non-scalar output") {
     Tensor<double> y = x * x;
     y.backward(from_vector<double>({1, 0.5, 2}));
-    check(values(x.grad()), {2, 2, 12});
+    test::check_close(as_doubles(x.grad()), {2, 2, 12}, 1e-6);
   }
   SECTION("the user's gradient tensor is not written by accumulation") {
     auto g = from_vector<double>({1, 1, 1});
     Tensor<double> y = x * 1;
     y.backward(g, true);
     y.backward(g);
-    check(values(g), {1, 1, 1});
-    check(values(x.grad()), {2, 2, 2});
+    test::check_close(as_doubles(g), {1, 1, 1}, 1e-6);
+    test::check_close(as_doubles(x.grad()), {2, 2, 2}, 1e-6);
   }
   SECTION("strata::grad returns gradients and leaves grad() alone") {
     auto w = from_vector<double>({2, 2, 2}).requires_grad_();
     Tensor<double> L = sum(x * w * x);
     const auto g = grad(L, std::vector<Tensor<double>>{x, w});
-    check(values(g[0]), {4, 8, 12});
-    check(values(g[1]), {1, 4, 9});
+    test::check_close(as_doubles(g[0]), {4, 8, 12}, 1e-6);
+    test::check_close(as_doubles(g[1]), {1, 4, 9}, 1e-6);
     CHECK_FALSE(x.has_grad());
     CHECK_FALSE(w.has_grad());
   }
   SECTION("grad with retain_graph, then backward") {
     Tensor<double> L = sum(x * x);
     const auto g = grad(L, std::vector<Tensor<double>>{x}, std::nullopt, true);
-    check(values(g[0]), {2, 4, 6});
+    test::check_close(as_doubles(g[0]), {2, 4, 6}, 1e-6);
     L.backward();
-    check(values(x.grad()), {2, 4, 6});
+    test::check_close(as_doubles(x.grad()), {2, 4, 6}, 1e-6);
   }
   SECTION("grad of a non-leaf input") {
     Tensor<double> y = x * 3;
     Tensor<double> L = sum(y * y);
     const auto g = grad(L, std::vector<Tensor<double>>{y});
-    check(values(g[0]), {6, 12, 18});
+    test::check_close(as_doubles(g[0]), {6, 12, 18}, 1e-6);
   }
 }
 
@@ -337,7 +321,7 @@ TEST_CASE("errors, with PyTorch's messages", "[autograd]") {
     CHECK_THROWS_WITH(x += 1, Catch::Contains(leaf));
     CHECK_THROWS_WITH(x.narrow(0, 0, 1).fill_(0),
                       Catch::Contains("a view of a leaf Variable that requires grad is being used in an in-place operation."));
-    check(values(x.detach()), {1, 2, 3});
+    test::check_close(as_doubles(x.detach()), {1, 2, 3}, 1e-6);
   }
   SECTION("a tensor the graph needs, modified before backward") {
     Tensor<float> y = x * c;
@@ -361,7 +345,7 @@ TEST_CASE("errors, with PyTorch's messages", "[autograd]") {
     CHECK_THROWS_WITH(out.assign(x * 2), Catch::Contains("does not record in-place operations"));
     no_grad g;
     out.assign(x * 2);
-    check(values(out), {2, 4, 6});
+    test::check_close(as_doubles(out), {2, 4, 6}, 1e-6);
   }
   SECTION("strata::grad of an input the output does not use") {
     auto u = from_vector<float>({1}).requires_grad_();

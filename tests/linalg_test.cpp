@@ -10,24 +10,13 @@
 #include <random>
 #include <string>
 #include <vector>
+#include "check_close.hpp"
+#include "tensor_values.hpp"
 import strata;
 
 namespace st = strata;
 
 namespace {
-template <class T>
-std::vector<double> as_doubles(const st::Tensor<T>& t) {
-  std::vector<double> v;
-  for (const T& x : t.contiguous().to_vector()) v.push_back(static_cast<double>(x));
-  return v;
-}
-void check_close(const std::vector<double>& got, const std::vector<double>& want, double tol = 1e-9) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
-    CHECK(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])));
-  }
-}
 template <class T>
 st::Tensor<T> iota(st::int_list sizes, double start = 1, double step = 1) {
   const std::int64_t n = st::numel_of(sizes);
@@ -207,11 +196,11 @@ TEST_CASE("einsum is a lazy node: inside expressions and reductions, into existi
   const auto a = iota<float>({3, 4}), b = iota<float>({4, 2});
   const st::Tensor<float> ab = st::mm(a, b);
   const st::Tensor<float> y = st::einsum("ij,jk->ik", a, b) * 2 + 1;
-  check_close(as_doubles(y), [&] {
+  test::check_close(as_doubles(y), [&] {
     std::vector<double> v = as_doubles(ab);
     for (double& x : v) x = 2 * x + 1;
     return v;
-  }());
+  }(), 1e-9);
   CHECK(st::Tensor<float>(st::sum(st::einsum("ij,jk->ik", a, b))).item() == Approx(st::Tensor<float>(st::sum(ab)).item()));
   // written in place, also into a non-contiguous view, and into an operand (through a temporary)
   st::Tensor<float> out = st::zeros<float>({3, 2});
@@ -350,7 +339,7 @@ TEST_CASE("matmul's rules for every rank combination", "[linalg]") {
       INFO(ea << "," << eb << "->" << eo);
       const st::Tensor<double> want = st::einsum(ea + "," + eb + "->" + eo, a, b);
       CHECK(c.sizes() == want.sizes());
-      check_close(as_doubles(c), as_doubles(want));
+      test::check_close(as_doubles(c), as_doubles(want), 1e-9);
     }
   CHECK(st::matmul(iota<double>({3}), iota<double>({3})).dim() == 0);
   CHECK(st::matmul(iota<double>({3}), iota<double>({3})).item() == 14);
@@ -361,11 +350,11 @@ TEST_CASE("matmul's rules for every rank combination", "[linalg]") {
   CHECK(as_doubles(st::outer(iota<double>({2}), iota<double>({3}))) == std::vector<double>{1, 2, 3, 2, 4, 6});
   const auto t3 = iota<double>({2, 3, 4}), t4 = iota<double>({3, 4, 5});
   CHECK(st::tensordot(t3, t4).sizes() == st::int_list{2, 5});
-  check_close(as_doubles(st::tensordot(t3, t4)), as_doubles(st::Tensor<double>(st::einsum("ijk,jkl->il", t3, t4))));
-  check_close(as_doubles(st::tensordot(t3, t4, {1}, {0})), as_doubles(st::Tensor<double>(st::einsum("ijk,jlm->iklm", t3, t4))));
+  test::check_close(as_doubles(st::tensordot(t3, t4)), as_doubles(st::Tensor<double>(st::einsum("ijk,jkl->il", t3, t4))), 1e-9);
+  test::check_close(as_doubles(st::tensordot(t3, t4, {1}, {0})), as_doubles(st::Tensor<double>(st::einsum("ijk,jlm->iklm", t3, t4))), 1e-9);
   // transposed operands go to the BLAS as transposes and give the same values
   const auto big = iota<double>({40, 48}, 0, 0.01);
-  check_close(as_doubles(st::matmul(big.t(), big)), as_doubles(st::matmul(big.t().contiguous(), big)));
+  test::check_close(as_doubles(st::matmul(big.t(), big)), as_doubles(st::matmul(big.t().contiguous(), big)), 1e-9);
 }
 
 TEST_CASE("matmul's and einsum's errors, in PyTorch's words", "[linalg]") {
@@ -401,8 +390,8 @@ TEST_CASE("gradients: the backward of einsum is einsum, of matmul is matmul", "[
     auto b = iota<double>({4, 2}, 1, -0.25).requires_grad_();
     const auto w = iota<double>({3, 2}, 2, 1);
     st::sum(st::matmul(a, b) * w).backward();
-    check_close(as_doubles(a.grad()), as_doubles(st::mm(w, b.detach().t())));
-    check_close(as_doubles(b.grad()), as_doubles(st::mm(a.detach().t(), w)));
+    test::check_close(as_doubles(a.grad()), as_doubles(st::mm(w, b.detach().t())), 1e-9);
+    test::check_close(as_doubles(b.grad()), as_doubles(st::mm(a.detach().t(), w)), 1e-9);
   }
   SECTION("a trace spreads to the diagonal; a summed-alone label spreads everywhere") {
     auto m = iota<double>({3, 3}).requires_grad_();
@@ -427,7 +416,7 @@ TEST_CASE("gradients: the backward of einsum is einsum, of matmul is matmul", "[
     st::Tensor<double>(st::einsum("bi,bi,bi->", x, x, x)).backward();
     std::vector<double> want;
     for (const double e : as_doubles(x.detach())) want.push_back(3 * e * e);
-    check_close(as_doubles(x.grad()), want);
+    test::check_close(as_doubles(x.grad()), want, 1e-9);
   }
   SECTION("complex: the other operand conjugated") {
     using C = std::complex<double>;
@@ -441,8 +430,8 @@ TEST_CASE("gradients: the backward of einsum is einsum, of matmul is matmul", "[
     auto b = iota<float>({50, 30}, 1, -0.01f).requires_grad_();
     st::sum(st::matmul(a, b)).backward();
     const st::Tensor<float> ones = st::full<float>({40, 30}, 1.0f);
-    check_close(as_doubles(a.grad()), as_doubles(st::mm(ones, b.detach().t())), 1e-5);
-    check_close(as_doubles(b.grad()), as_doubles(st::mm(a.detach().t(), ones)), 1e-5);
+    test::check_close(as_doubles(a.grad()), as_doubles(st::mm(ones, b.detach().t())), 1e-5);
+    test::check_close(as_doubles(b.grad()), as_doubles(st::mm(a.detach().t(), ones)), 1e-5);
   }
 }
 
@@ -454,5 +443,5 @@ TEST_CASE("the BLAS follows set_num_threads and gives the same result for any co
   st::set_num_threads(2);
   const std::vector<double> two = as_doubles(st::matmul(a, b));
   st::set_num_threads(before);
-  check_close(one, two, 1e-12);
+  test::check_close(one, two, 1e-12);
 }

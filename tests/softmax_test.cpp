@@ -8,7 +8,9 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "check_close.hpp"
 #include "golden.hpp"
+#include "tensor_values.hpp"
 import strata;
 
 namespace st = strata;
@@ -18,21 +20,6 @@ std::vector<double> numbers(const std::string& s) {
   std::istringstream in(s);
   std::vector<double> v;
   for (std::string w; in >> w;) v.push_back(std::stod(w));
-  return v;
-}
-void check_values(const std::vector<double>& got, const std::vector<double>& want, double tol) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    INFO("element " << i << ": got " << got[i] << ", want " << want[i]);
-    if (std::isnan(want[i])) CHECK(std::isnan(got[i]));
-    else if (std::isinf(want[i])) CHECK(got[i] == want[i]);
-    else CHECK(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])));
-  }
-}
-template <class T>
-std::vector<double> doubles(const st::Tensor<T>& t) {
-  std::vector<double> v;
-  for (const T x : t.contiguous().to_vector()) v.push_back(static_cast<double>(x));
   return v;
 }
 template <class T>
@@ -59,11 +46,11 @@ void run(const golden_case& c) {
   };
   const st::Tensor<T> y = result(x);
   CHECK(y.sizes() == st::int_list(c.out_sizes));
-  check_values(doubles(y), c.y, tol);
+  test::check_close(as_doubles(y), c.y, tol);
   if (c.grad.empty()) return;
   x.requires_grad_();
   st::sum(result(x) * tensor<T>(c.w, c.out_sizes)).backward();
-  check_values(doubles(x.grad()), c.grad, 10 * tol);
+  test::check_close(as_doubles(x.grad()), c.grad, 10 * tol);
 }
 }  // namespace
 
@@ -105,14 +92,14 @@ TEST_CASE("softmax, log_softmax and logsumexp match PyTorch, gradients too", "[s
 TEST_CASE("softmax: stable for large magnitudes, PyTorch's results at the edges", "[softmax]") {
   const auto x = st::from_vector<float>({1000, 1001, 1002, -1000, -1001, -1002}, {2, 3});
   const st::Tensor<float> p = st::softmax(x, 1);
-  check_values(doubles(p), {0.09003057, 0.24472847, 0.66524096, 0.66524096, 0.24472847, 0.09003057}, 1e-6);
+  test::check_close(as_doubles(p), {0.09003057, 0.24472847, 0.66524096, 0.66524096, 0.24472847, 0.09003057}, 1e-6);
   const st::Tensor<float> lp = st::log_softmax(x, -1);
-  check_values(doubles(lp), {-2.40760596, -1.40760596, -0.40760596, -0.40760596, -1.40760596, -2.40760596}, 1e-6);
+  test::check_close(as_doubles(lp), {-2.40760596, -1.40760596, -0.40760596, -0.40760596, -1.40760596, -2.40760596}, 1e-6);
   const st::Tensor<float> l = st::logsumexp(x, {1});
-  check_values(doubles(l), {1002.40760596, -999.59239404}, 1e-7);
+  test::check_close(as_doubles(l), {1002.40760596, -999.59239404}, 1e-7);
   // an integer input takes the result type, as PyTorch's dtype= argument
   const st::Tensor<double> q = st::softmax<double>(st::arange<std::int64_t>(3), 0);
-  check_values(doubles(q), {0.09003057317038046, 0.24472847105479767, 0.6652409557748219}, 1e-15);
+  test::check_close(as_doubles(q), {0.09003057317038046, 0.24472847105479767, 0.6652409557748219}, 1e-15);
   // an all -inf row: logsumexp is -inf (the shift is masked, as PyTorch)
   const float inf = std::numeric_limits<float>::infinity();
   const st::Tensor<float> e = st::logsumexp(st::from_vector<float>({-inf, -inf, 0, 1}, {2, 2}), {1});
@@ -129,11 +116,11 @@ TEST_CASE("softmax is a lazy expression after two reduced passes: it allocates t
   const auto again = st::thread_allocations();
   out.assign(st::softmax(x, 1) * 2);  // used inside an expression, written in place
   CHECK(st::thread_allocations().blocks - again.blocks == 2);
-  check_values(doubles(out), [&] {
-    std::vector<double> v = doubles(p);
+  test::check_close(as_doubles(out), [&] {
+    std::vector<double> v = as_doubles(p);
     for (double& d : v) d *= 2;
     return v;
   }(), 1e-6);
   // rows sum to one
-  check_values(doubles(st::Tensor<float>(st::sum(p, {1}))), std::vector<double>(64, 1.0), 1e-6);
+  test::check_close(as_doubles(st::Tensor<float>(st::sum(p, {1}))), std::vector<double>(64, 1.0), 1e-6);
 }
