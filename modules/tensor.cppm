@@ -128,6 +128,56 @@ enum class view_kind {
 };
 template <element T, class Replay>
 void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kind kind);
+/// A recorded operation that is not an expression (joins, gathers, sorts, scans): its backward
+/// is a function of the output's gradient giving the gradient of input i, in input i's sizes.
+/// Tensors the backward reads are checked for in-place changes before it runs.
+template <element T>
+struct function_node final : grad_node {
+  using backward_fn = std::function<Tensor<T>(const Tensor<T>& grad, std::size_t input)>;
+  backward_fn backward;
+  std::vector<std::size_t> input_of;  // inputs[k] is operation input input_of[k]
+  std::vector<Tensor<T>> saved;
+  std::vector<std::uint64_t> versions;
+
+  void apply(backward_context& ctx) override {
+    for (std::size_t i = 0; i < saved.size(); ++i)
+      if (saved[i].storage().version() != versions[i])
+        throw_version_error(dtype_v<T>, saved[i].sizes(), saved[i].storage().version(), versions[i]);
+    const Tensor<T> g = autograd_access<Tensor<T>>::tensor(pending);
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (grad_buffer* slot = ctx.slot(*inputs[k])) accumulate_grad(*slot, backward(g, input_of[k]));
+  }
+  void release() noexcept override {
+    backward = nullptr;
+    saved.clear();
+  }
+};
+
+/// Records out = op(inputs) when grad mode is on and an input requires grad: on backward,
+/// backward(grad, i) is the gradient of inputs[i] (called only for inputs that require grad).
+/// saved: tensors backward reads (besides grad), checked for in-place changes.
+template <element T>
+void record_function(Tensor<T>& out, std::span<const Tensor<T>> inputs, typename function_node<T>::backward_fn backward,
+                     std::span<const Tensor<T>> saved = {}) {
+  if constexpr (differentiable_v<T>) {
+    if (!grad_enabled()) return;
+    using access = autograd_access<Tensor<T>>;
+    auto node = std::make_shared<function_node<T>>();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].requires_grad()) continue;
+      node->inputs.push_back(access::meta(inputs[i]));
+      node->input_of.push_back(i);
+    }
+    if (node->inputs.empty()) return;
+    for (const Tensor<T>& s : saved) {
+      node->saved.push_back(s.detach());
+      node->versions.push_back(s.storage().version());
+    }
+    node->backward = std::move(backward);
+    access::set_grad_fn(out, std::move(node));
+  }
+}
+
 template <element In, element Out>
 void record_copy(const Tensor<In>& source, Tensor<Out>& copy);
 /// Adds a gradient into a slot (which takes it when empty).
