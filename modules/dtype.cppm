@@ -137,6 +137,14 @@ using boost::multiprecision::isnan;
 using boost::multiprecision::isinf;
 using boost::multiprecision::isfinite;
 using boost::multiprecision::signbit;
+using boost::multiprecision::log2;
+using boost::multiprecision::log10;
+using boost::multiprecision::exp2;
+using boost::multiprecision::erf;
+using boost::multiprecision::erfc;
+using boost::multiprecision::hypot;
+using boost::multiprecision::atan2;
+using boost::multiprecision::copysign;
 }  // namespace boost::multiprecision
 
 export namespace strata {

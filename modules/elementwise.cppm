@@ -7,11 +7,13 @@ module;
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <new>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -601,7 +603,8 @@ F root(F x) {
       const F x = static_cast<F>(x0);                                           \
       using std::exp; using std::expm1; using std::log; using std::log1p;       \
       using std::sqrt; using std::sin; using std::cos; using std::tan;          \
-      using std::tanh;                                                          \
+      using std::tanh; using std::log2; using std::log10; using std::exp2;      \
+      using std::erf; using std::erfc;                                          \
       return EXPR;                                                              \
     }                                                                           \
     __VA_ARGS__                                                                 \
@@ -634,6 +637,11 @@ STRATA_FLOAT_UNARY(sigmoid, sigmoid_of(x),
 // sqrt is one instruction: without errno (which blocks vectorising std::sqrt) it vectorises.
 STRATA_FLOAT_UNARY(sqrt, root(x), )
 STRATA_FLOAT_UNARY(rsqrt, F(1) / root(x), )
+STRATA_FLOAT_UNARY(log2, log2(x), )
+STRATA_FLOAT_UNARY(log10, log10(x), )
+STRATA_FLOAT_UNARY(exp2, exp2(x), )
+STRATA_FLOAT_UNARY(erf, erf(x), )
+STRATA_FLOAT_UNARY(erfc, erfc(x), )
 #undef STRATA_VMATH
 #undef STRATA_FLOAT_UNARY
 
@@ -704,6 +712,146 @@ struct clamp_op : same_type {
   template <class R, class X> compute_t<R> apply(X x) const {
     const X a = maximum_op::apply<R>(x, static_cast<X>(lo));
     return minimum_op::apply<R>(a, static_cast<X>(hi));
+  }
+};
+
+// ---- classification, special functions and shifts ----
+/// NaN (a complex value is NaN when either part is).
+template <class X>
+bool nan_of(X x) {
+  if constexpr (is_complex_v<X>) return x.real() != x.real() || x.imag() != x.imag();
+  else if constexpr (std::is_integral_v<X>) return false;
+  else return x != x;
+}
+/// Infinite (either part of a complex value).
+template <class X>
+bool inf_of(X x) {
+  if constexpr (is_complex_v<X>) return inf_of(x.real()) || inf_of(x.imag());
+  else if constexpr (std::is_integral_v<X>) return false;
+  else return x == std::numeric_limits<X>::infinity() || x == -std::numeric_limits<X>::infinity();
+}
+struct isnan_op : to_bool {
+  template <class R, class X> static bool apply(X x) { return nan_of(x); }
+};
+struct isinf_op : to_bool {
+  template <class R, class X> static bool apply(X x) { return inf_of(x); }
+};
+struct isfinite_op : to_bool {
+  template <class R, class X> static bool apply(X x) { return !nan_of(x) && !inf_of(x); }
+};
+struct isposinf_op : to_bool {
+  template <class R, class X> static bool apply(X x) {
+    if constexpr (std::is_integral_v<X>) return false;
+    else return x == std::numeric_limits<X>::infinity();
+  }
+};
+struct isneginf_op : to_bool {
+  template <class R, class X> static bool apply(X x) {
+    if constexpr (std::is_integral_v<X>) return false;
+    else return x == -std::numeric_limits<X>::infinity();
+  }
+};
+/// NaN, +inf and -inf replaced by given values (each part of a complex value; integers unchanged).
+template <class F>
+struct nan_to_num_op : same_type {
+  F nan, posinf, neginf;
+  template <class X> X part(X x) const {
+    if (x != x) return static_cast<X>(nan);
+    if (x == std::numeric_limits<X>::infinity()) return static_cast<X>(posinf);
+    if (x == -std::numeric_limits<X>::infinity()) return static_cast<X>(neginf);
+    return x;
+  }
+  template <class R, class X> compute_t<R> apply(X x) const {
+    if constexpr (std::is_integral_v<X>) return x;
+    else if constexpr (is_complex_v<X>) return X(part(x.real()), part(x.imag()));
+    else return part(x);
+  }
+};
+/// (1 / beta) log(1 + e^(beta x)), and x itself where beta x > threshold (PyTorch's softplus).
+template <class F>
+struct softplus_op : same_type {
+  F beta, threshold;
+  template <class R, class X> compute_t<R> apply(X x) const {
+    using std::exp; using std::log1p;
+    const X bx = x * static_cast<X>(beta);
+    return bx > static_cast<X>(threshold) ? x : log1p(exp(bx)) / static_cast<X>(beta);
+  }
+};
+/// GELU: x Phi(x) (exact, through erf) or PyTorch's tanh approximation.
+struct gelu_op : same_type {
+  bool tanh_form = false;
+  template <class R, class X> compute_t<R> apply(X x) const {
+    using std::erf; using std::tanh;
+    if (tanh_form) {
+      const X k_beta = X(0.7978845608028654), k_kappa = X(0.044715);  // sqrt(2 / pi)
+      return X(0.5) * x * (X(1) + tanh(k_beta * (x + k_kappa * x * x * x)));
+    }
+    return x * X(0.5) * (X(1) + erf(x * X(0.7071067811865476)));  // 1 / sqrt(2)
+  }
+};
+/// GELU's derivative (PyTorch's GeluBackward formulas; not differentiated further).
+struct gelu_grad_op : same_type {
+  bool tanh_form = false;
+  template <class R, class X> compute_t<R> apply(X x) const {
+    using std::erf; using std::exp; using std::tanh;
+    if (tanh_form) {
+      const X k_beta = X(0.7978845608028654), k_kappa = X(0.044715);
+      const X inner = k_beta * (x + k_kappa * x * x * x);
+      const X t = tanh(inner);
+      const X left = X(0.5) * x, right = X(1) + t;
+      const X d_inner = k_beta * (X(1) + X(3) * k_kappa * x * x);
+      return X(0.5) * right + left * (X(1) - t * t) * d_inner;
+    }
+    const X cdf = X(0.5) * (X(1) + erf(x * X(0.7071067811865476)));
+    const X pdf = exp(X(-0.5) * x * x) * X(0.3989422804014327);  // 1 / sqrt(2 pi)
+    return cdf + x * pdf;
+  }
+};
+/// log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps >= 0 (PyTorch's logit).
+struct logit_op : to_float {
+  double eps = -1;
+  template <class R, class X> compute_t<R> apply(X x) const {
+    using F = compute_t<R>;
+    F z = static_cast<F>(x);
+    if (eps >= 0) {
+      const F lo = static_cast<F>(eps), hi = static_cast<F>(1 - eps);
+      z = z < lo ? lo : (z > hi ? hi : z);
+    }
+    using std::log;
+    return log(z / (F(1) - z));
+  }
+};
+struct hypot_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) { using std::hypot; return hypot(a, b); }
+};
+struct atan2_op : to_float {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    using F = compute_t<R>;
+    using std::atan2;
+    return atan2(static_cast<F>(a), static_cast<F>(b));
+  }
+};
+struct copysign_op : to_float {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    using F = compute_t<R>;
+    using std::copysign;
+    return copysign(static_cast<F>(a), static_cast<F>(b));
+  }
+};
+/// a << b; shifts outside [0, bits) give 0 (defined here, unlike C++).
+struct lshift_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    constexpr C bits = static_cast<C>(8 * sizeof(R));
+    if (b < C(0) || b >= bits) return C(0);
+    return static_cast<C>(static_cast<wrap_t<C>>(a) << b);
+  }
+};
+/// a >> b (arithmetic for signed types); shifts outside [0, bits) fill with the sign.
+struct rshift_op : same_type {
+  template <class R, class C> static compute_t<R> apply(C a, C b) {
+    constexpr C bits = static_cast<C>(8 * sizeof(R));
+    if (b < C(0) || b >= bits) return a < C(0) ? C(-1) : C(0);
+    return static_cast<C>(a >> b);
   }
 };
 
@@ -970,6 +1118,22 @@ STRATA_UNARY(ceil, ceil_op, false)
 STRATA_UNARY(round, round_op, false)
 /// -1, 0 or 1 in the input's type.
 STRATA_UNARY(sign, sign_op, false)
+/// Base-2 logarithm.
+STRATA_UNARY(log2, log2_op, false)
+/// Base-10 logarithm.
+STRATA_UNARY(log10, log10_op, false)
+/// 2^x.
+STRATA_UNARY(exp2, exp2_op, false)
+/// The error function.
+STRATA_UNARY(erf, erf_op, false)
+/// The complementary error function 1 - erf(x), accurate where erf(x) is near 1.
+STRATA_UNARY(erfc, erfc_op, false)
+/// True where x is NaN (bool; integers never are).
+STRATA_UNARY(isnan, isnan_op, true)
+/// True where x is +inf or -inf (either part of a complex value).
+STRATA_UNARY(isinf, isinf_op, true)
+/// True where x is neither NaN nor infinite.
+STRATA_UNARY(isfinite, isfinite_op, true)
 #undef STRATA_UNARY
 /// |x| (complex gives the real magnitude; integers wrap at the minimum like PyTorch).
 template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
@@ -1033,6 +1197,174 @@ auto where(C&& cond, X&& x, Y&& y) {
   dim_vector shape = broadcast_shapes(nc.sizes(), nx.sizes(), ny.sizes());
   return where_expr<decltype(nc), decltype(nx), decltype(ny), Common>{
       {}, std::move(nc), std::move(nx), std::move(ny), std::move(shape)};
+}
+
+namespace detail {
+template <class A>
+constexpr void require_floating() {
+  using V = typename node_t<A>::value_type;
+  static_assert(!std::is_integral_v<V>, "This function needs a floating input (PyTorch: not implemented for integer "
+                                        "or bool tensors): cast<float>() the input first.");
+}
+template <class A, class B>
+constexpr void require_real_floating() {
+  static_assert(!std::is_integral_v<common_t<A, B>> && !is_complex_v<common_t<A, B>>,
+                "This function needs real floating operands (PyTorch: not implemented for integer, bool or complex "
+                "tensors).");
+}
+}  // namespace detail
+
+/// True where x is +inf (not for complex values).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto isposinf(A&& a) {
+  static_assert(!detail::is_complex_v<typename detail::node_t<A>::value_type>, "isposinf does not support complex inputs.");
+  return detail::make_unary<detail::isposinf_op>(std::forward<A>(a));
+}
+/// True where x is -inf (not for complex values).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto isneginf(A&& a) {
+  static_assert(!detail::is_complex_v<typename detail::node_t<A>::value_type>, "isneginf does not support complex inputs.");
+  return detail::make_unary<detail::isneginf_op>(std::forward<A>(a));
+}
+/// NaN, +inf and -inf replaced by nan, posinf and neginf (defaults: 0 and the dtype's largest
+/// and lowest finite values, as PyTorch); integers are unchanged.
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto nan_to_num(A&& a, double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                std::optional<double> neginf = std::nullopt) {
+  using V = typename detail::node_t<A>::value_type;
+  using P = typename detail::complex_value<V>::type;  // a part's type
+  using F = typename detail::complex_value<detail::compute_t<V>>::type;
+  const auto part = [](double v) { return static_cast<F>(detail::convert<P>(v)); };
+  F hi{}, lo{};
+  if constexpr (!std::is_integral_v<P>) {
+    F largest = std::numeric_limits<F>::max();  // P's largest finite value
+    if constexpr (std::is_same_v<P, half>) largest = F(65504);
+    else if constexpr (std::is_same_v<P, bfloat16>) largest = F(3.3895313892515355e38);
+    hi = posinf ? part(*posinf) : largest;
+    lo = neginf ? part(*neginf) : -largest;
+  }
+  const detail::nan_to_num_op<F> op{{}, std::is_integral_v<P> ? F{} : part(nan), hi, lo};
+  auto n = detail::to_node(std::forward<A>(a));
+  return unary_expr<detail::nan_to_num_op<F>, decltype(n)>{{}, std::move(n), op};
+}
+/// PyTorch's softplus: log(1 + e^(beta x)) / beta, reverting to x where beta x > threshold.
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto softplus(A&& a, double beta = 1.0, double threshold = 20.0) {
+  detail::require_floating<A>();
+  using F = detail::compute_t<typename detail::node_t<A>::value_type>;
+  static_assert(!detail::is_complex_v<F>, "softplus is not defined for complex values.");
+  auto n = detail::to_node(std::forward<A>(a));
+  return unary_expr<detail::softplus_op<F>, decltype(n)>{{}, std::move(n), {{}, static_cast<F>(beta), static_cast<F>(threshold)}};
+}
+/// GELU, x Phi(x); approximate = "tanh" uses PyTorch's tanh approximation.
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto gelu(A&& a, std::string_view approximate = "none") {
+  detail::require_floating<A>();
+  static_assert(!detail::is_complex_v<typename detail::node_t<A>::value_type>, "gelu is not defined for complex values.");
+  if (approximate != "none" && approximate != "tanh") throw error("approximate argument must be either none or tanh.");
+  auto n = detail::to_node(std::forward<A>(a));
+  return unary_expr<detail::gelu_op, decltype(n)>{{}, std::move(n), {{}, approximate == "tanh"}};
+}
+/// SiLU (swish): x * sigmoid(x).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto silu(A&& a) {
+  detail::require_floating<A>();
+  auto n = detail::to_node(std::forward<A>(a));
+  return n * sigmoid(n);
+}
+/// log(x / (1 - x)); with eps >= 0, x is first clamped to [eps, 1 - eps] and the gradient is 0
+/// outside (PyTorch's logit; integers give float32).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto logit(A&& a, std::optional<double> eps = std::nullopt) {
+  static_assert(!detail::is_complex_v<typename detail::node_t<A>::value_type>, "logit is not defined for complex values.");
+  auto n = detail::to_node(std::forward<A>(a));
+  return unary_expr<detail::logit_op, decltype(n)>{{}, std::move(n), {{}, eps ? *eps : -1.0}};
+}
+/// x * x (bool gives int64, as torch.square).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto square(A&& a) {
+  if constexpr (std::is_same_v<typename detail::node_t<A>::value_type, bool>) {
+    return cast<std::int64_t>(std::forward<A>(a));  // b * b == b
+  } else {
+    auto n = detail::to_node(std::forward<A>(a));
+    return n * n;
+  }
+}
+/// 1 / x (integers give float32).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto reciprocal(A&& a) { return 1 / std::forward<A>(a); }
+/// The fractional part x - trunc(x), with x's sign (floating inputs).
+template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
+auto frac(A&& a) {
+  detail::require_floating<A>();
+  auto n = detail::to_node(std::forward<A>(a));
+  return n - trunc(n);
+}
+/// sqrt(a^2 + b^2) without overflow or underflow (real floating operands).
+template <class A, class B> requires detail::operands<A, B>
+auto hypot(A&& a, B&& b) {
+  detail::require_real_floating<A, B>();
+  return detail::make_binary<detail::hypot_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// The angle of the point (b, a), in (-pi, pi] (integers give float32).
+template <class A, class B> requires detail::operands<A, B>
+auto atan2(A&& a, B&& b) {
+  static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "atan2 is not defined for complex values.");
+  return detail::make_binary<detail::atan2_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// |a| with the sign of b (integers give float32).
+template <class A, class B> requires detail::operands<A, B>
+auto copysign(A&& a, B&& b) {
+  static_assert(!detail::is_complex_v<detail::common_t<A, B>>, "copysign is not defined for complex values.");
+  return detail::make_binary<detail::copysign_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// a << b on integers (shifts outside [0, bits) give 0).
+template <class A, class B> requires detail::operands<A, B>
+auto bitwise_left_shift(A&& a, B&& b) {
+  static_assert(detail::is_int_v<detail::common_t<A, B>>, "Shifts need integer operands, as in PyTorch.");
+  return detail::make_binary<detail::lshift_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// a >> b on integers, arithmetic for signed types (shifts outside [0, bits) fill with the sign).
+template <class A, class B> requires detail::operands<A, B>
+auto bitwise_right_shift(A&& a, B&& b) {
+  static_assert(detail::is_int_v<detail::common_t<A, B>>, "Shifts need integer operands, as in PyTorch.");
+  return detail::make_binary<detail::rshift_op>(std::forward<A>(a), std::forward<B>(b));
+}
+/// a << b: bitwise_left_shift.
+template <class A, class B> requires detail::operands<A, B>
+auto operator<<(A&& a, B&& b) { return bitwise_left_shift(std::forward<A>(a), std::forward<B>(b)); }
+/// a >> b: bitwise_right_shift.
+template <class A, class B> requires detail::operands<A, B>
+auto operator>>(A&& a, B&& b) { return bitwise_right_shift(std::forward<A>(a), std::forward<B>(b)); }
+/// start + weight * (end - start), in PyTorch's two-sided form (exact at weight 1).
+template <element T, class W> requires detail::scalar_operand<W>
+auto lerp(const Tensor<T>& start, const Tensor<T>& end, W weight) {
+  static_assert(!std::is_integral_v<T>, "lerp needs floating tensors (PyTorch: not implemented for integers).");
+  const double w = static_cast<double>(weight);
+  // start + (end - start) w where |w| < 0.5, else end + (end - start)(w - 1): one expression type.
+  const bool small = w < 0.5 && w > -0.5;
+  return (small ? start : end) + (end - start) * (small ? w : w - 1);
+}
+/// lerp with a weight tensor (broadcast).
+template <element T>
+auto lerp(const Tensor<T>& start, const Tensor<T>& end, const Tensor<T>& weight) {
+  static_assert(!std::is_integral_v<T>, "lerp needs floating tensors (PyTorch: not implemented for integers).");
+  return where(abs(weight) < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight));
+}
+/// input + value * t1 * t2.
+template <class I, class A, class B, class S = int>
+  requires(detail::operand<I> && detail::operand<A> && detail::operand<B> && detail::scalar_operand<S>)
+auto addcmul(I&& input, A&& t1, B&& t2, S value = 1) {
+  return std::forward<I>(input) + value * std::forward<A>(t1) * std::forward<B>(t2);
+}
+/// input + value * t1 / t2 (floating operands: PyTorch rejects integer addcdiv).
+template <class I, class A, class B, class S = int>
+  requires(detail::operand<I> && detail::operand<A> && detail::operand<B> && detail::scalar_operand<S>)
+auto addcdiv(I&& input, A&& t1, B&& t2, S value = 1) {
+  static_assert(!std::is_integral_v<detail::common_t<A, B>>,
+                "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform "
+                "a true division of tensor1 and tensor2.");
+  return std::forward<I>(input) + value * std::forward<A>(t1) / std::forward<B>(t2);
 }
 
 /// PyTorch's can_cast: no cast to a lower category (complex to real, float to integer, to bool).
@@ -1245,6 +1577,61 @@ template <> struct grad_rule<fmod_op> {
 template <> struct grad_rule<remainder_op> {
   template <class N, class G> static auto da(const N&, const G& g) { return g; }
   template <class N, class G> static auto db(const N& n, const G& g) { return -(g * strata::floor(n.a / n.b)); }
+};
+
+template <> struct grad_rule<log2_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g / (n.a * 0.6931471805599453); }
+};
+template <> struct grad_rule<log10_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g / (n.a * 2.302585092994046); }
+};
+template <> struct grad_rule<exp2_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g * (strata::exp2(n.a) * 0.6931471805599453); }
+};
+template <> struct grad_rule<erf_op> {  // 2 / sqrt(pi) e^(-x^2)
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return g * (strata::exp(-(n.a * n.a)) * 1.1283791670955126);
+  }
+};
+template <> struct grad_rule<erfc_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return g * (strata::exp(-(n.a * n.a)) * -1.1283791670955126);
+  }
+};
+template <class F> struct grad_rule<nan_to_num_op<F>> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return where(strata::isfinite(n.a), g, 0); }
+};
+template <class F> struct grad_rule<softplus_op<F>> {  // 1 where beta x > threshold, else sigmoid(beta x)
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return where(n.a * n.op.beta > n.op.threshold, g, g * strata::sigmoid(n.a * n.op.beta));
+  }
+};
+template <> struct grad_rule<gelu_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return g * unary_expr<gelu_grad_op, std::remove_cvref_t<decltype(n.a)>>{{}, n.a, {{}, n.op.tanh_form}};
+  }
+};
+template <> struct grad_rule<logit_op> {  // 1 / (x (1 - x)), 0 outside [eps, 1 - eps]
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    const bool clamped = n.op.eps >= 0;
+    const double lo = clamped ? n.op.eps : -std::numeric_limits<double>::infinity();
+    const double hi = clamped ? 1 - n.op.eps : std::numeric_limits<double>::infinity();
+    return where(logical_or(n.a < lo, n.a > hi), 0, g / (n.a * (1 - n.a)));
+  }
+};
+template <> struct grad_rule<hypot_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g * n.a / strata::hypot(n.a, n.b); }
+  template <class N, class G> static auto db(const N& n, const G& g) { return g * n.b / strata::hypot(n.a, n.b); }
+};
+template <> struct grad_rule<atan2_op> {
+  template <class N, class G> static auto da(const N& n, const G& g) { return g * n.b / (n.a * n.a + n.b * n.b); }
+  template <class N, class G> static auto db(const N& n, const G& g) { return -(g * n.a) / (n.a * n.a + n.b * n.b); }
+};
+template <> struct grad_rule<copysign_op> {  // result / a, 0 where a is 0; none to b
+  template <class N, class G> static auto da(const N& n, const G& g) {
+    return where(n.a == 0, 0, g * (strata::copysign(n.a, n.b) / n.a));
+  }
+  template <class N, class G> static no_flow db(const N&, const G&) { return {}; }
 };
 
 /// Summation, as a reduction operation (the sum_to of a broadcast input's gradient; sum()).

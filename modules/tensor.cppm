@@ -128,6 +128,10 @@ enum class view_kind {
 };
 template <element T, class Replay>
 void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kind kind);
+}  // namespace strata::detail
+
+// For strata's other modules (joins, gathers, sorts, scans), so exported (in detail).
+export namespace strata::detail {
 /// A recorded operation that is not an expression (joins, gathers, sorts, scans): its backward
 /// is a function of the output's gradient giving the gradient of input i, in input i's sizes.
 /// Tensors the backward reads are checked for in-place changes before it runs.
@@ -178,6 +182,9 @@ void record_function(Tensor<T>& out, std::span<const Tensor<T>> inputs, typename
   }
 }
 
+}  // namespace strata::detail
+
+namespace strata::detail {
 template <element In, element Out>
 void record_copy(const Tensor<In>& source, Tensor<Out>& copy);
 /// Adds a gradient into a slot (which takes it when empty).

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+// The arg-reductions (argmax/argmin, max/min along a dim) and their backward, instantiated
+// once per real dtype. The input is walked in place, whatever its strides: along each line
+// when the reduced dim is the fastest one, else a block of output positions at a time with a
+// running best per position (so a column reduction reads rows contiguously).
+module;
+#include <algorithm>
+#include <utility>
+#include <complex>
+#include <cstdint>
+#include <vector>
+#include "parallel.hpp"
+module strata.expr;
+import strata.dtype;
+import strata.shape;
+import strata.tensor;
+
+namespace strata::detail {
+namespace {
+template <class T>
+using key_t = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;
+
+/// True when v should replace best: strictly better, or the first NaN (NaN wins and stays).
+template <bool Largest, class K>
+bool better(K v, K best) {
+  if constexpr (std::is_integral_v<K>) {
+    return Largest ? v > best : v < best;
+  } else {
+    if (best != best) return false;
+    if (v != v) return true;
+    return Largest ? v > best : v < best;
+  }
+}
+
+struct arg_job {
+  const void* x;
+  std::int64_t n, stride;  // the reduced dim
+  std::int64_t lane_size = 1, lane_stride = 0, lane_out_stride = 0;  // blocks: the fastest other dim
+  std::vector<std::int64_t> outer_sizes, outer_strides, outer_out_strides;  // the other dims
+  void* values;
+  std::int64_t* indices;
+};
+
+/// Offsets of outer position p (row-major over outer_sizes) in the input and the outputs.
+std::pair<std::int64_t, std::int64_t> outer_offsets(const arg_job& job, std::int64_t p) {
+  std::int64_t in = 0, out = 0;
+  for (std::size_t d = job.outer_sizes.size(); d-- > 0;) {
+    const std::int64_t i = p % job.outer_sizes[d];
+    in += i * job.outer_strides[d];
+    out += i * job.outer_out_strides[d];
+    p /= job.outer_sizes[d];
+  }
+  return {in, out};
+}
+
+template <class T, bool Largest>
+void run_position(const arg_job& job, std::int64_t p) {
+  using K = key_t<T>;
+  const auto [in0, out0] = outer_offsets(job, p);
+  const T* x = static_cast<const T*>(job.x) + in0;
+  T* values = static_cast<T*>(job.values);
+  const std::int64_t m = job.lane_size, os = job.lane_out_stride;
+  if (m == 1) {  // one line
+    K best = static_cast<K>(x[0]);
+    std::int64_t at = 0;
+    for (std::int64_t k = 1; k < job.n; ++k) {
+      const K v = static_cast<K>(x[k * job.stride]);
+      if (better<Largest>(v, best)) {
+        best = v;
+        at = k;
+      }
+    }
+    job.indices[out0] = at;
+    if (values) values[out0] = x[at * job.stride];
+    return;
+  }
+  constexpr std::int64_t block = 256;
+  K best[block];
+  std::int64_t at[block];
+  for (std::int64_t j0 = 0; j0 < m; j0 += block) {
+    const std::int64_t w = std::min(block, m - j0);
+    const T* base = x + j0 * job.lane_stride;
+    for (std::int64_t j = 0; j < w; ++j) {
+      best[j] = static_cast<K>(base[j * job.lane_stride]);
+      at[j] = 0;
+    }
+    for (std::int64_t k = 1; k < job.n; ++k) {
+      const T* row = base + k * job.stride;
+      for (std::int64_t j = 0; j < w; ++j) {
+        const K v = static_cast<K>(row[j * job.lane_stride]);
+        const bool b = better<Largest>(v, best[j]);
+        best[j] = b ? v : best[j];
+        at[j] = b ? k : at[j];
+      }
+    }
+    for (std::int64_t j = 0; j < w; ++j) {
+      const std::int64_t o = out0 + (j0 + j) * os;
+      job.indices[o] = at[j];
+      if (values) values[o] = base[at[j] * job.stride + j * job.lane_stride];
+    }
+  }
+}
+
+template <class T, bool Largest>
+void run_body(void* ctx, std::int64_t p) {
+  run_position<T, Largest>(*static_cast<const arg_job*>(ctx), p);
+}
+}  // namespace
+
+template <element T>
+void arg_reduce(const Tensor<T>& x, std::int64_t dim, bool largest, const Tensor<T>* values,
+                const Tensor<std::int64_t>& indices) {
+  // The outputs are fresh and contiguous, with dim kept as size 1.
+  if (x.dim() == 0) {
+    indices.fill_(0);
+    if (values) values->copy_(x);
+    return;
+  }
+  const int_list sizes = x.sizes(), strides = x.strides(), out_strides = indices.strides();
+  const auto d = static_cast<std::size_t>(dim);
+  arg_job job{x.data_ptr(), sizes[d], strides[d], 1, 0, 0, {}, {}, {}, values ? values->data_ptr() : nullptr,
+              indices.data_ptr()};
+  // When another dim moves faster than the reduced one, walk blocks along it (a running best
+  // per position) so that each step reads neighbouring elements.
+  const auto magnitude = [&](std::size_t k) { return strides[k] < 0 ? -strides[k] : strides[k]; };
+  std::size_t lane = sizes.size();
+  for (std::size_t k = 0; k < sizes.size(); ++k)
+    if (k != d && sizes[k] > 1 && magnitude(k) < magnitude(d) && (lane == sizes.size() || magnitude(k) < magnitude(lane)))
+      lane = k;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    if (k == d) continue;
+    if (k == lane) {
+      job.lane_size = sizes[k];
+      job.lane_stride = strides[k];
+      job.lane_out_stride = out_strides[k];
+      continue;
+    }
+    job.outer_sizes.push_back(sizes[k]);
+    job.outer_strides.push_back(strides[k]);
+    job.outer_out_strides.push_back(out_strides[k]);
+  }
+  std::int64_t positions = 1;
+  for (const std::int64_t s : job.outer_sizes) positions *= s;
+  if (positions * job.lane_size == 0) return;
+  const std::int64_t work = positions * job.lane_size * job.n;
+  const std::int64_t threads = work < (1 << 15) ? 1 : std::clamp<std::int64_t>(positions, 1, get_num_threads());
+  parallel_run(positions, static_cast<int>(threads), largest ? run_body<T, true> : run_body<T, false>, &job);
+}
+
+template <element T>
+Tensor<T> pick_backward(const Tensor<T>& grad, const Tensor<std::int64_t>& indices, std::int64_t dim, int_list sizes,
+                        bool keepdim) {
+  Tensor<T> out = zeros<T>(sizes);
+  if (out.numel() == 0) return out;
+  if (sizes.empty()) {
+    out.copy_(grad);
+    return out;
+  }
+  const Tensor<T> g = (keepdim ? grad : grad.unsqueeze(dim)).contiguous();
+  const Tensor<std::int64_t> idx = keepdim ? indices : indices.unsqueeze(dim);
+  const auto d = static_cast<std::size_t>(dim);
+  // out[..., idx[..., 0, ...], ...] = g[..., 0, ...], position by position.
+  std::int64_t inner = 1;
+  for (std::size_t k = d + 1; k < sizes.size(); ++k) inner *= sizes[k];
+  const std::int64_t n = sizes[d], outer = g.numel() / std::max<std::int64_t>(inner, 1);
+  const Tensor<std::int64_t> ic = idx.contiguous();
+  const T* gp = g.data_ptr();
+  const std::int64_t* ip = ic.data_ptr();
+  T* op = out.data_ptr();
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t j = 0; j < inner; ++j) op[(o * n + ip[o * inner + j]) * inner + j] = gp[o * inner + j];
+  return out;
+}
+
+#define STRATA_STATS_INSTANCES(T)                                                                            \
+  template void arg_reduce<T>(const Tensor<T>&, std::int64_t, bool, const Tensor<T>*, const Tensor<std::int64_t>&); \
+  template Tensor<T> pick_backward<T>(const Tensor<T>&, const Tensor<std::int64_t>&, std::int64_t, int_list, bool);
+STRATA_STATS_INSTANCES(bool)
+STRATA_STATS_INSTANCES(std::uint8_t)
+STRATA_STATS_INSTANCES(std::int8_t)
+STRATA_STATS_INSTANCES(std::int16_t)
+STRATA_STATS_INSTANCES(std::int32_t)
+STRATA_STATS_INSTANCES(std::int64_t)
+STRATA_STATS_INSTANCES(half)
+STRATA_STATS_INSTANCES(bfloat16)
+STRATA_STATS_INSTANCES(float)
+STRATA_STATS_INSTANCES(double)
+STRATA_STATS_INSTANCES(float128)
+#undef STRATA_STATS_INSTANCES
+}  // namespace strata::detail
