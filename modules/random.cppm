@@ -20,7 +20,7 @@ import strata.tensor;
 export namespace strata {
 /// Philox4x32-10 (Salmon et al., SC'11; Random123's philox4x32 with 10 rounds): the 128-bit
 /// block for counter ctr under key.
-constexpr std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> ctr,
+[[gnu::always_inline]] constexpr std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> ctr,
                                                      std::array<std::uint32_t, 2> key) noexcept {
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {

@@ -91,43 +91,16 @@ std::string str(V v) {
 template <class T> inline constexpr bool is_integral_v = category_of(dtype_v<T>) <= category::integral;
 
 // ---- the word stream ----
-constexpr std::uint32_t philox_m0 = 0xD2511F53u, philox_m1 = 0xCD9E8D57u;
-constexpr std::uint32_t philox_w0 = 0x9E3779B9u, philox_w1 = 0xBB67AE85u;
-constexpr std::int64_t lanes = 16;  // counters advanced together (two AVX2 registers a word)
-
-// w[4j + k] = word k of block s.first + b0 + j, for j < n: philox4x32_10 over 16 counters at a
-// time, each word in its own array so that the rounds vectorise.
-void philox_words(const philox_stream& s, std::uint64_t b0, std::int64_t n, std::uint32_t* w) {
-  for (std::int64_t j0 = 0; j0 < n; j0 += lanes) {
-    alignas(64) std::uint32_t x0[lanes], x1[lanes], x2[lanes], x3[lanes];
-    for (std::int64_t l = 0; l < lanes; ++l) {
-      const std::uint64_t c = s.first + b0 + static_cast<std::uint64_t>(j0 + l);
-      x0[l] = static_cast<std::uint32_t>(c);
-      x1[l] = static_cast<std::uint32_t>(c >> 32);
-      x2[l] = 0;
-      x3[l] = 0;
-    }
-    std::uint32_t k0 = s.key[0], k1 = s.key[1];
-    for (int round = 0; round < 10; ++round) {
-      for (std::int64_t l = 0; l < lanes; ++l) {
-        const std::uint64_t p0 = std::uint64_t{philox_m0} * x0[l];
-        const std::uint64_t p1 = std::uint64_t{philox_m1} * x2[l];
-        x0[l] = static_cast<std::uint32_t>(p1 >> 32) ^ x1[l] ^ k0;
-        x1[l] = static_cast<std::uint32_t>(p1);
-        x2[l] = static_cast<std::uint32_t>(p0 >> 32) ^ x3[l] ^ k1;
-        x3[l] = static_cast<std::uint32_t>(p0);
-      }
-      k0 += philox_w0;
-      k1 += philox_w1;
-    }
-    const std::int64_t m = std::min(lanes, n - j0);
-    std::uint32_t* out = w + 4 * j0;
-    for (std::int64_t l = 0; l < m; ++l) {
-      out[4 * l] = x0[l];
-      out[4 * l + 1] = x1[l];
-      out[4 * l + 2] = x2[l];
-      out[4 * l + 3] = x3[l];
-    }
+// w[4j + k] = word k of block s.first + b0 + j, for j < n. A plain loop over blocks: the
+// compiler vectorises it across j (16 blocks per AVX-512 iteration).
+void philox_words(const philox_stream& s, std::uint64_t b0, std::int64_t n, std::uint32_t* __restrict w) {
+  const std::array<std::uint32_t, 2> key = s.key;  // locals: w cannot alias them
+  const std::uint64_t first = s.first + b0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const std::uint64_t c = first + static_cast<std::uint64_t>(j);
+    const std::array<std::uint32_t, 4> x =
+        philox4x32_10({static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(c >> 32), 0, 0}, key);
+    for (std::size_t k = 0; k < 4; ++k) w[4 * j + static_cast<std::int64_t>(k)] = x[k];
   }
 }
 
@@ -144,10 +117,10 @@ inline constexpr std::int64_t words_per_real = std::is_same_v<C, float> ? 1 : st
 constexpr std::int64_t chunk = 1024;
 
 /// A uniform real in [0, 1) on the grid 2^-digits, from the words at w.
-template <class C>
-C uniform01(const std::uint32_t* w, int digits) {
+template <class C, int digits>
+C uniform01(const std::uint32_t* w) {
   if constexpr (std::is_same_v<C, float>) {
-    return static_cast<float>(w[0] >> (32 - digits)) * std::ldexp(1.0f, -digits);
+    return static_cast<float>(w[0] >> (32 - digits)) * (1.0f / static_cast<float>(1u << digits));
   } else if constexpr (std::is_same_v<C, double>) {
     return static_cast<double>(word64(w) >> 11) * 0x1p-53;
   } else {
@@ -190,25 +163,26 @@ void normal_reals(const philox_stream& s, std::int64_t k0, std::int64_t m, scrat
         r[p] = static_cast<float>(static_cast<std::int32_t>(q[0] >> 1)) * 0x1p-31f + 0x1p-32f;
       else
         r[p] = static_cast<double>((word64(q) >> 11) + 1) * 0x1p-53;
-      angle[p] = uniform01<C>(q + wr, std::numeric_limits<C>::digits) * two_pi;
+      angle[p] = uniform01<C, std::numeric_limits<C>::digits>(q + wr) * two_pi;
     }
     vmath(vfn::log, r, r, pairs);
     for (std::int64_t p = 0; p < pairs; ++p) r[p] = std::sqrt(std::max(C(-2) * r[p], C(0)));
     vmath(vfn::cos, angle, cosine, pairs);
     vmath(vfn::sin, angle, angle, pairs);
-    for (std::int64_t p = 0; p < pairs; ++p) {
+    for (std::int64_t p = 0; p < m / 2; ++p) {
       v[2 * p] = r[p] * cosine[p];
       v[2 * p + 1] = r[p] * angle[p];
     }
+    if (m & 1) v[m - 1] = r[m / 2] * cosine[m / 2];  // v may be the destination: stop at m
   } else {
     static const C two_pi("6.283185307179586476925286766559005768394338798750211641949889185");
     for (std::int64_t p = 0; p < pairs; ++p) {
       const std::uint32_t* q = w + 2 * p * wr;
-      const C u1 = uniform01<C>(q, 113) + C(0x1p-113);  // (0, 1]
+      const C u1 = uniform01<C, 113>(q) + C(0x1p-113);  // (0, 1]
       const C radius = sqrt(C(-2) * log(u1));
-      const C theta = uniform01<C>(q + wr, 113) * two_pi;
+      const C theta = uniform01<C, 113>(q + wr) * two_pi;
       v[2 * p] = radius * cos(theta);
-      v[2 * p + 1] = radius * sin(theta);
+      if (2 * p + 1 < m) v[2 * p + 1] = radius * sin(theta);
     }
   }
 }
@@ -317,15 +291,30 @@ void fill(const Tensor<T>& t, std::array<dim_vector, K - 1> operand_strides, con
   });
 }
 
-/// The element of type T made of the reals at v, times scale plus shift.
-template <class T, class C>
-T from_reals(const C* v, C scale, C shift) {
+/// The element of type T made of the value(s) at v (two reals for a complex T).
+template <class T, class V>
+T element_of(const V* v) {
   if constexpr (is_complex(dtype_v<T>)) {
     using R = typename T::value_type;
-    return T(static_cast<R>(v[0] * scale + shift), static_cast<R>(v[1] * scale + shift));
+    return T(static_cast<R>(v[0]), static_cast<R>(v[1]));
   } else {
-    return convert<T>(v[0] * scale + shift);
+    return convert<T>(v[0]);
   }
+}
+
+/// fill without operands: element i is made of values i (2i, 2i + 1 for complex T). Values
+/// of T's own real type go straight into a contiguous t (a complex is two reals in memory).
+template <class T, class V, class Reals>
+void fill(const Tensor<T>& t, const Reals& reals) {
+  if constexpr (std::is_same_v<V, real_t<T>>) {
+    if (t.is_contiguous()) {
+      V* out = reinterpret_cast<V*>(t.data_ptr());
+      constexpr std::int64_t per = is_complex(dtype_v<T>) ? 2 : 1;
+      for_chunks<V>(t.numel() * per, [&](scratch<V>& sc, std::int64_t k0, std::int64_t m) { reals(sc, k0, m, out + k0); });
+      return;
+    }
+  }
+  fill<T, V, 1>(t, {}, reals, [](const V* v, const auto&) { return element_of<T, V>(v); });
 }
 
 // ---- checks ----
@@ -407,14 +396,11 @@ void uniform_into(const Tensor<T>& t, double from, double to, generator& g) {
     const C f = static_cast<C>(convert<R>(from)), span = static_cast<C>(convert<R>(to)) - f;
     constexpr std::int64_t per = is_complex(dtype_v<T>) ? 2 : 1;
     const philox_stream s = generator_access::reserve(g, static_cast<std::uint64_t>((t.numel() * per * words_per_real<C> + 3) / 4));
-    fill<T, C, 1>(
-        t, {},
-        [&](scratch<C>& sc, std::int64_t k0, std::int64_t m, C* v) {
-          constexpr std::int64_t wr = words_per_real<C>;
-          const std::uint32_t* w = words_for(s, k0, m, wr, sc);
-          for (std::int64_t i = 0; i < m; ++i) v[i] = uniform01<C>(w + i * wr, digits_of<R>()) * span + f;
-        },
-        [](const C* v, const auto&) { return from_reals<T, C>(v, C(1), C(0)); });
+    fill<T, C>(t, [&](scratch<C>& sc, std::int64_t k0, std::int64_t m, C* v) {
+      constexpr std::int64_t wr = words_per_real<C>;
+      const std::uint32_t* w = words_for(s, k0, m, wr, sc);
+      for (std::int64_t i = 0; i < m; ++i) v[i] = uniform01<C, digits_of<R>()>(w + i * wr) * span + f;
+    });
   }
 }
 
@@ -438,7 +424,10 @@ void normal_into(const Tensor<T>& t, const Tensor<T>* mean, const Tensor<real_t<
         generator_access::reserve(g, static_cast<std::uint64_t>(((reals + 1) / 2 * 2 * words_per_real<C> + 3) / 4));
     const auto draw = [&](scratch<C>& sc, std::int64_t k0, std::int64_t m, C* v) { normal_reals<C>(s, k0, m, sc, v); };
     if (!mean && !std) {
-      fill<T, C, 1>(t, {}, draw, [&](const C* v, const auto&) { return from_reals<T, C>(v, scale, shift); });
+      fill<T, C>(t, [&](scratch<C>& sc, std::int64_t k0, std::int64_t m, C* v) {
+        normal_reals<C>(s, k0, m, sc, v);
+        for (std::int64_t i = 0; i < m; ++i) v[i] = v[i] * scale + shift;
+      });
       return;
     }
     // Tensor operands: element i = mean[i] + std[i] * z[i] (a missing one is the scalar).
@@ -488,13 +477,11 @@ void randint_into(const Tensor<T>& t, std::int64_t low, std::int64_t high, gener
     const bool wide = range > (std::uint64_t{1} << 32);
     const std::int64_t wr = wide ? 4 : 2;
     const philox_stream s = generator_access::reserve(g, static_cast<std::uint64_t>((t.numel() * wr + 3) / 4));
-    fill<T, std::uint64_t, 1>(
-        t, {},
-        [&](scratch<std::uint64_t>& sc, std::int64_t k0, std::int64_t m, std::uint64_t* v) {
-          const std::uint32_t* w = words_for(s, k0, m, wr, sc);
-          for (std::int64_t i = 0; i < m; ++i) v[i] = bounded(w + i * wr, range, wide) + static_cast<std::uint64_t>(low);
-        },
-        [](const std::uint64_t* v, const auto&) { return convert<T>(static_cast<std::int64_t>(*v)); });
+    fill<T, std::int64_t>(t, [&](scratch<std::int64_t>& sc, std::int64_t k0, std::int64_t m, std::int64_t* v) {
+      const std::uint32_t* w = words_for(s, k0, m, wr, sc);
+      for (std::int64_t i = 0; i < m; ++i)
+        v[i] = static_cast<std::int64_t>(bounded(w + i * wr, range, wide) + static_cast<std::uint64_t>(low));
+    });
   }
 }
 }  // namespace strata::detail
@@ -514,7 +501,7 @@ void for_each_element(const Tensor<V>& t, const F& f) {
 /// Reals [k0, k0 + m) of the stream as 53-bit uniform doubles.
 void uniform_doubles(const philox_stream& s, scratch<double>& sc, std::int64_t k0, std::int64_t m, double* v) {
   const std::uint32_t* w = words_for(s, k0, m, 2, sc);
-  for (std::int64_t i = 0; i < m; ++i) v[i] = uniform01<double>(w + 2 * i, 53);
+  for (std::int64_t i = 0; i < m; ++i) v[i] = uniform01<double, 53>(w + 2 * i);
 }
 /// PyTorch's name of an integer type in its conversion-overflow message.
 std::string c_type_name(dtype t) {
@@ -538,9 +525,10 @@ void bernoulli_into(const Tensor<T>& t, double p, generator& g) {
   } else {
     if (!begin_write(t)) return;
     const philox_stream s = generator_access::reserve(g, static_cast<std::uint64_t>((t.numel() * 2 + 3) / 4));
-    fill<T, double, 1>(
-        t, {}, [&](scratch<double>& sc, std::int64_t k0, std::int64_t m, double* v) { uniform_doubles(s, sc, k0, m, v); },
-        [p](const double* v, const auto&) { return convert<T>(*v < p); });
+    fill<T, double>(t, [&](scratch<double>& sc, std::int64_t k0, std::int64_t m, double* v) {
+      uniform_doubles(s, sc, k0, m, v);
+      for (std::int64_t i = 0; i < m; ++i) v[i] = v[i] < p ? 1.0 : 0.0;
+    });
   }
 }
 

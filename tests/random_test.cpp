@@ -134,7 +134,7 @@ void statistics(std::int64_t n) {
   const std::int64_t wide = std::int64_t{100} << 40;
   std::vector<double> wide_bins(100, 0);
   const std::vector<std::int64_t> rw = st::randint(0, wide, {n}, g).to_vector();
-  const bool wide_in_range = std::all_of(rw.begin(), rw.end(), [wide](std::int64_t v) { return v >= 0 && v < wide; });
+  const bool wide_in_range = std::all_of(rw.begin(), rw.end(), [](std::int64_t v) { return v >= 0 && v < wide; });
   REQUIRE(wide_in_range);
   for (const std::int64_t v : rw) wide_bins[static_cast<std::size_t>(v >> 40)] += 1;
   CHECK(chi_square(wide_bins) < chi99);
