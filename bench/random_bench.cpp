@@ -28,87 +28,73 @@ std::array<std::uint32_t, 4> block(std::uint64_t c) {
                                {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
 }
 
-// ---- uniform [0, 1) ----
-void rand_strata(benchmark::State& s) {
-  threads_guard g(static_cast<int>(s.range(0)));
-  strata::generator gen(seed);
-  auto t = strata::zeros<float>({N});  // touched: no page faults timed
-  for (auto _ : s) {
-    strata::uniform_(t, 0, 1, gen);
-    benchmark::ClobberMemory();
-  }
-  bytes(s);
-}
-void rand_hand_philox(benchmark::State& s) {
-  std::vector<float> out(static_cast<std::size_t>(N));
-  std::uint64_t offset = 0;
-  for (auto _ : s) {
-    float* p = out.data();
-    for (std::int64_t j = 0; j < N / 4; ++j) {
-      const auto w = block(offset + static_cast<std::uint64_t>(j));
-      for (int k = 0; k < 4; ++k) p[4 * j + k] = static_cast<float>(w[static_cast<std::size_t>(k)] >> 8) * 0x1p-24f;
-    }
-    offset += N / 4;
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  bytes(s);
-}
-void rand_hand_mt19937(benchmark::State& s) {
-  std::vector<float> out(static_cast<std::size_t>(N));
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> dist(0.0f, 1.0f);
-  for (auto _ : s) {
-    for (float& v : out) v = dist(engine);
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  bytes(s);
-}
-
-// ---- standard normal ----
-void randn_strata(benchmark::State& s) {
+// strata: sample(t, gen) into a touched tensor (no page faults timed), on s.range(0) threads.
+template <class Sample>
+void strata_case(benchmark::State& s, Sample sample) {
   threads_guard g(static_cast<int>(s.range(0)));
   strata::generator gen(seed);
   auto t = strata::zeros<float>({N});
   for (auto _ : s) {
-    strata::normal_(t, 0, 1, gen);
+    sample(t, gen);
     benchmark::ClobberMemory();
   }
   bytes(s);
+}
+// A hand loop: fill(out) over a touched vector.
+template <class Fill>
+void hand_case(benchmark::State& s, Fill fill) {
+  std::vector<float> out(static_cast<std::size_t>(N));
+  for (auto _ : s) {
+    fill(out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  bytes(s);
+}
+// The Philox stream as a plain loop: four floats per block, from per_block(words, out).
+template <class PerBlock>
+void philox_case(benchmark::State& s, PerBlock per_block) {
+  std::uint64_t offset = 0;
+  hand_case(s, [&](float* p) {
+    for (std::int64_t j = 0; j < N / 4; ++j) per_block(block(offset + static_cast<std::uint64_t>(j)), p + 4 * j);
+    offset += N / 4;
+  });
+}
+template <class Distribution>
+void mt19937_case(benchmark::State& s, Distribution dist) {
+  std::mt19937 engine(seed);
+  hand_case(s, [&](float* p) {
+    for (std::int64_t i = 0; i < N; ++i) p[i] = dist(engine);
+  });
+}
+
+// ---- uniform [0, 1) ----
+void rand_strata(benchmark::State& s) {
+  strata_case(s, [](const strata::Tensor<float>& t, strata::generator& gen) { strata::uniform_(t, 0, 1, gen); });
+}
+void rand_hand_philox(benchmark::State& s) {
+  philox_case(s, [](const std::array<std::uint32_t, 4>& w, float* p) {
+    for (std::size_t k = 0; k < 4; ++k) p[k] = static_cast<float>(w[k] >> 8) * 0x1p-24f;
+  });
+}
+void rand_hand_mt19937(benchmark::State& s) { mt19937_case(s, std::uniform_real_distribution<float>(0.0f, 1.0f)); }
+
+// ---- standard normal ----
+void randn_strata(benchmark::State& s) {
+  strata_case(s, [](const strata::Tensor<float>& t, strata::generator& gen) { strata::normal_(t, 0, 1, gen); });
 }
 void randn_hand_philox(benchmark::State& s) {
-  std::vector<float> out(static_cast<std::size_t>(N));
-  std::uint64_t offset = 0;
-  for (auto _ : s) {
-    float* p = out.data();
-    for (std::int64_t j = 0; j < N / 4; ++j) {
-      const auto w = block(offset + static_cast<std::uint64_t>(j));
-      for (int k = 0; k < 4; k += 2) {  // Box-Muller on words (k, k + 1)
-        const float u1 = static_cast<float>(static_cast<std::int32_t>(w[static_cast<std::size_t>(k)] >> 1)) * 0x1p-31f + 0x1p-32f;
-        const float angle = static_cast<float>(w[static_cast<std::size_t>(k + 1)] >> 8) * 0x1p-24f * 6.2831853f;
-        const float r = std::sqrt(-2.0f * std::log(u1));
-        p[4 * j + k] = r * std::cos(angle);
-        p[4 * j + k + 1] = r * std::sin(angle);
-      }
+  philox_case(s, [](const std::array<std::uint32_t, 4>& w, float* p) {
+    for (std::size_t k = 0; k < 4; k += 2) {  // Box-Muller on words (k, k + 1)
+      const float u1 = static_cast<float>(static_cast<std::int32_t>(w[k] >> 1)) * 0x1p-31f + 0x1p-32f;
+      const float angle = static_cast<float>(w[k + 1] >> 8) * 0x1p-24f * 6.2831853f;
+      const float r = std::sqrt(-2.0f * std::log(u1));
+      p[k] = r * std::cos(angle);
+      p[k + 1] = r * std::sin(angle);
     }
-    offset += N / 4;
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  bytes(s);
+  });
 }
-void randn_hand_mt19937(benchmark::State& s) {
-  std::vector<float> out(static_cast<std::size_t>(N));
-  std::mt19937 engine(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  for (auto _ : s) {
-    for (float& v : out) v = dist(engine);
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  bytes(s);
-}
+void randn_hand_mt19937(benchmark::State& s) { mt19937_case(s, std::normal_distribution<float>(0.0f, 1.0f)); }
 }  // namespace
 
 BENCHMARK(rand_strata)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -129,12 +129,16 @@ C uniform01(const std::uint32_t* w) {
   }
 }
 
-/// Per-thread scratch: the words of one chunk, values, and Box-Muller's three arrays.
+/// Per-thread scratch for chunks of at most n reals: their words (up to 4 a real, and a
+/// Box-Muller pair's second real), values, and Box-Muller's three arrays.
 template <class C>
 struct scratch {
-  std::vector<std::uint32_t> words = std::vector<std::uint32_t>(static_cast<std::size_t>(4 * chunk));
-  std::vector<C> values = std::vector<C>(static_cast<std::size_t>(chunk));
-  std::vector<C> a = std::vector<C>(static_cast<std::size_t>(chunk / 2)), b = a, c = a;
+  explicit scratch(std::int64_t n)
+      : words(static_cast<std::size_t>(4 * n + 8)), values(static_cast<std::size_t>(n)),
+        a(static_cast<std::size_t>(n / 2 + 1)), b(a.size()), c(a.size()) {}
+  std::vector<std::uint32_t> words;
+  std::vector<C> values;
+  std::vector<C> a, b, c;
 };
 
 /// The words of reals [k0, k0 + m) of the stream (k0 a multiple of chunk).
@@ -199,7 +203,7 @@ void for_chunks(std::int64_t reals, const Body& body) {
     std::int64_t reals, chunks, threads;
     static void run(void* ctx, std::int64_t t) {
       const job& j = *static_cast<const job*>(ctx);
-      scratch<C> sc;
+      scratch<C> sc(std::min(chunk, j.reals));
       for (std::int64_t c = j.chunks * t / j.threads; c < j.chunks * (t + 1) / j.threads; ++c)
         (*j.body)(sc, c * chunk, std::min(chunk, j.reals - c * chunk));
     }
@@ -554,7 +558,7 @@ Tensor<T> bernoulli_tensor(const Tensor<T>& p, generator& g) {
           [&](scratch<double>& sc, std::int64_t k0, std::int64_t m, double* v) { uniform_doubles(s, sc, k0, m, v); },
           [pp](const double* v, const std::array<std::int64_t, 2>& off) { return convert<T>(*v < convert<double>(pp[off[1]])); });
     }
-    record_normal<T>(out, &p, nullptr);
+    record_sampled<T>(out, &p, nullptr);
     return out;
   }
 }
@@ -585,7 +589,7 @@ Tensor<T> randperm_n(std::int64_t n, generator& g) {
     const bool wide = static_cast<std::uint64_t>(n) > (std::uint64_t{1} << 32);
     const std::int64_t wr = wide ? 4 : 2;
     const philox_stream s = generator_access::reserve(g, static_cast<std::uint64_t>((n * wr + 3) / 4));
-    scratch<std::uint64_t> sc;
+    scratch<std::uint64_t> sc(std::min(chunk, n));
     for (std::int64_t k0 = (n - 1) / chunk * chunk; k0 >= 0; k0 -= chunk) {
       const std::int64_t m = std::min(chunk, n - k0);
       const std::uint32_t* w = words_for(s, k0, m, wr, sc);
@@ -624,12 +628,12 @@ struct zero_grad_node final : grad_node {
 }  // namespace
 
 template <element T>
-void record_normal(Tensor<T>& out, const Tensor<T>* mean, const Tensor<T>* std) {
+void record_sampled(Tensor<T>& out, const Tensor<T>* a, const Tensor<T>* b) {
   if constexpr (differentiable_v<T>) {
     if (!grad_enabled()) return;
     using access = autograd_access<Tensor<T>>;
     auto node = std::make_shared<zero_grad_node<T>>();
-    for (const Tensor<T>* x : {mean, std}) {
+    for (const Tensor<T>* x : {a, b}) {
       if (!x || !x->requires_grad()) continue;
       node->inputs.push_back(access::meta(*x));
       node->sizes.push_back(x->sizes().vec());
@@ -648,7 +652,7 @@ void record_normal(Tensor<T>& out, const Tensor<T>* mean, const Tensor<T>* std) 
   template Tensor<T> bernoulli_tensor<T>(const Tensor<T>&, generator&);                                       \
   template Tensor<T> randperm_n<T>(std::int64_t, generator&);                                                 \
   template void check_std<T>(const Tensor<T>&);                                                               \
-  template void record_normal<T>(Tensor<T>&, const Tensor<T>*, const Tensor<T>*);
+  template void record_sampled<T>(Tensor<T>&, const Tensor<T>*, const Tensor<T>*);
 STRATA_RANDOM_INSTANCES(bool)
 STRATA_RANDOM_INSTANCES(std::uint8_t)
 STRATA_RANDOM_INSTANCES(std::int8_t)
