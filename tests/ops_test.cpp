@@ -295,7 +295,7 @@ TEST_CASE("element-wise functions and statistics match PyTorch, gradients too", 
   CHECK(count > 1000);
 }
 
-TEST_CASE("shifts outside [0, bits) are defined: 0 to the left, the sign to the right", "[ops]") {
+TEST_CASE("shifts by bits or more, or negative, are defined: 0 to the left, the sign to the right", "[ops]") {
   const auto a = st::from_vector<std::int32_t>({5, -8, 7, 1});
   const auto b = st::from_vector<std::int32_t>({32, 40, -1, 31});
   CHECK(st::eval(a << b).to_vector() == std::vector<std::int32_t>{0, 0, 0, INT32_MIN});
