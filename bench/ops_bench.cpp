@@ -416,7 +416,7 @@ bool check_hand_loops() {
 }
 
 // ---- after the runs: medians by name, libtorch's and NumPy's, and the table ----
-using results = std::map<std::string, double>;  // CPU (NumPy: wall) ns a call
+using results = std::map<std::string, double>;  // CPU ns a call
 class recording_reporter : public benchmark::ConsoleReporter {
  public:
   results times;
@@ -466,7 +466,7 @@ void run_torch(const std::string& self, const std::string& reps, const std::stri
   });
   if (!ok) std::printf("torch_bench failed\n");
 }
-// tools/bench_ops_numpy.py --format lines: "name wall_ns" lines.
+// tools/bench_ops_numpy.py --format lines: "name cpu_ns bytes" lines.
 void run_python(const std::string& reps, const std::string& min_time, results& out) {
 #ifdef STRATA_OPS_PY
   const std::string cmd = "/usr/bin/python3 '" STRATA_OPS_PY "' --format lines --repetitions " + reps +
@@ -537,7 +537,7 @@ void print_table(const results& r) {
                   h ? h : "", h ? fig(h, c.bytes).c_str() : "", vs_hand, t ? t : "", t ? fig(t, c.bytes).c_str() : "",
                   vs_torch, np ? fig(np, c.bytes).c_str() : "", targets.c_str());
     }
-  std::printf("\ntargets missed: %d (ratios: the other's time / strata's; CPU time, NumPy wall time)\n", missed);
+  std::printf("\ntargets missed: %d (ratios: the other's time / strata's, CPU times; GB/s: 1e9 bytes)\n", missed);
 }
 }  // namespace
 
