@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // libtorch side-by-side figures for the strata benchmarks: the same cases, sizes, data and
-// byte counts as bench/fusion_bench.cpp and bench/reduce_bench.cpp, run on libtorch's CPU
-// kernels (out= variants where libtorch has them, so that no allocation is timed). Plain
-// C++17 without strata; built only when CMake finds Torch (bench/CMakeLists.txt).
-// Report: tools/bench_report.py.
+// byte counts as bench/fusion_bench.cpp, bench/reduce_bench.cpp and (torch_ops_*)
+// bench/ops_bench.cpp, run on libtorch's CPU kernels (out= variants where libtorch has them,
+// so that no allocation is timed). Plain C++17 without strata; built only when CMake finds
+// Torch (bench/CMakeLists.txt). Report: tools/bench_report.py; ops_bench runs the torch_ops_*
+// rows itself.
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
@@ -13,12 +14,12 @@ namespace {
 constexpr std::int64_t N = std::int64_t{1} << 24;
 constexpr std::int64_t M = 4096;
 
-// base + (i % 1000) * 1e-3, as the strata benchmarks fill their operands.
-at::Tensor filled(at::IntArrayRef sizes, double base) {
+// base + (i % 1000) * step, as the strata benchmarks fill their operands.
+at::Tensor filled(at::IntArrayRef sizes, double base, double step = 1e-3) {
   std::int64_t n = 1;
   for (auto s : sizes) n *= s;
   auto i = at::arange(n, at::kLong).remainder(1000).to(at::kDouble);
-  return (i * 1e-3 + base).to(at::kFloat).reshape(sizes).contiguous();
+  return (i * step + base).to(at::kFloat).reshape(sizes).contiguous();
 }
 void bytes(benchmark::State& s, std::int64_t per_iter) {
   s.SetBytesProcessed(static_cast<std::int64_t>(s.iterations()) * per_iter);
@@ -126,6 +127,62 @@ void torch_amax_flat(benchmark::State& s) {
   loop(s, [&] { at::amax_out(out, x, {0}); });
   bytes(s, N * 4);
 }
+
+// ---- issue 11's operators (bench/ops_bench.cpp: the same sizes, data and byte counts) ----
+// softmax and log_softmax over the rows of [4096, 1000] in [-2, 2); var over dim 1 and dim 0
+// of [4096, 4096] in [1, 2); argmax over dim 1 of [4096, 4096], (i * 7919 % 10007) * 1e-4 - 0.5.
+// Each with its out= variant (nothing allocated) and as a user calls it (a fresh result).
+constexpr std::int64_t SR = 4096, SC = 1000;
+at::Tensor scrambled(at::IntArrayRef sizes) {
+  std::int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  auto i = at::arange(n, at::kLong).mul(7919).remainder(10007).to(at::kDouble);
+  return (i * 1e-4 - 0.5).to(at::kFloat).reshape(sizes).contiguous();
+}
+template <class F>
+void ops_case(benchmark::State& s, const at::Tensor& x, std::int64_t per_iter, F run) {
+  threads_guard g(1);
+  loop(s, [&] { run(x); });
+  bytes(s, per_iter);
+}
+void torch_ops_SM_softmax_out(benchmark::State& s) {
+  auto out = at::empty({SR, SC});
+  ops_case(s, filled({SR, SC}, -2, 4e-3), 2 * SR * SC * 4, [&](const at::Tensor& x) { at::softmax_out(out, x, 1); });
+}
+void torch_ops_SM_softmax(benchmark::State& s) {
+  ops_case(s, filled({SR, SC}, -2, 4e-3), 2 * SR * SC * 4,
+           [](const at::Tensor& x) { benchmark::DoNotOptimize(torch::softmax(x, 1)); });
+}
+void torch_ops_LSM_log_softmax_out(benchmark::State& s) {
+  auto out = at::empty({SR, SC});
+  ops_case(s, filled({SR, SC}, -2, 4e-3), 2 * SR * SC * 4, [&](const at::Tensor& x) { at::log_softmax_out(out, x, 1); });
+}
+void torch_ops_LSM_log_softmax(benchmark::State& s) {
+  ops_case(s, filled({SR, SC}, -2, 4e-3), 2 * SR * SC * 4,
+           [](const at::Tensor& x) { benchmark::DoNotOptimize(torch::log_softmax(x, 1)); });
+}
+template <std::int64_t Dim>
+void torch_ops_var_out(benchmark::State& s) {
+  auto out = at::empty({M});
+  ops_case(s, filled({M, M}, 1), (M * M + M) * 4, [&](const at::Tensor& x) { at::var_out(out, x, at::IntArrayRef{Dim}); });
+}
+template <std::int64_t Dim>
+void torch_ops_var(benchmark::State& s) {
+  ops_case(s, filled({M, M}, 1), (M * M + M) * 4,
+           [](const at::Tensor& x) { benchmark::DoNotOptimize(torch::var(x, at::IntArrayRef{Dim})); });
+}
+void torch_ops_VR_var_out(benchmark::State& s) { torch_ops_var_out<1>(s); }
+void torch_ops_VR_var(benchmark::State& s) { torch_ops_var<1>(s); }
+void torch_ops_VC_var_out(benchmark::State& s) { torch_ops_var_out<0>(s); }
+void torch_ops_VC_var(benchmark::State& s) { torch_ops_var<0>(s); }
+void torch_ops_AM_argmax_out(benchmark::State& s) {
+  auto out = at::empty({M}, at::kLong);
+  ops_case(s, scrambled({M, M}), M * M * 4 + M * 8, [&](const at::Tensor& x) { at::argmax_out(out, x, 1); });
+}
+void torch_ops_AM_argmax(benchmark::State& s) {
+  ops_case(s, scrambled({M, M}), M * M * 4 + M * 8,
+           [](const at::Tensor& x) { benchmark::DoNotOptimize(torch::argmax(x, 1)); });
+}
 }  // namespace
 
 BENCHMARK(torch_W4_addcmul)->Unit(benchmark::kMillisecond);
@@ -141,4 +198,14 @@ BENCHMARK(torch_sum_rows)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRea
 BENCHMARK(torch_amax_rows)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(torch_sum_flat)->Unit(benchmark::kMillisecond);
 BENCHMARK(torch_amax_flat)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_SM_softmax_out)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_SM_softmax)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_LSM_log_softmax_out)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_LSM_log_softmax)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_VR_var_out)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_VR_var)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_VC_var_out)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_VC_var)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_AM_argmax_out)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_ops_AM_argmax)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
