@@ -302,6 +302,29 @@ auto sum_to(X&& x, int_list sizes) {
   return node;
 }
 namespace detail {
+/// softmax (log: log_softmax) of each row of a contiguous x along its last dim into out (x's
+/// sizes, contiguous; may be x itself); float and double (src/stats.cpp).
+template <element T>
+void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log);
+/// Records out = softmax(x, dim) (log: log_softmax) for autograd when x requires grad:
+/// the backward is y (g - sum(g y)) for softmax and g - exp(y) sum(g) for log_softmax.
+template <element T>
+void record_softmax(const Tensor<T>& x, Tensor<T>& out, std::int64_t dim, bool log) {
+  if constexpr (differentiable_v<T>) {
+    if (!x.requires_grad() || !grad_enabled()) return;
+    const Tensor<T> inputs[1] = {x};
+    const Tensor<T> y = out.detach();
+    const Tensor<T> saved[1] = {y};
+    record_function<T>(
+        out, inputs,
+        [y, dim, log](const Tensor<T>& g, std::size_t) -> Tensor<T> {
+          const dim_vector dims{dim};
+          if (log) return g - exp(y) * strata::sum(g, dims, true);
+          return y * (g - strata::sum(g * y, dims, true));
+        },
+        saved);
+  }
+}
 /// The softmax family's input: the expression, cast to Acc when given (PyTorch's dtype=).
 template <class Acc, class X>
 auto softmax_input(X&& x) {
@@ -332,32 +355,92 @@ Tensor<typename E::value_type> shift_of(const E& e, int_list dims) {
 }
 }  // namespace detail
 
-/// PyTorch's softmax along dim: exp(x - max) / sum(exp(x - max)). A max pass and a fused
-/// exp-sum pass make two reduced vectors; the result is a lazy expression (the normalising
-/// pass runs when it is assigned). Acc is PyTorch's dtype= (the input cast first).
+/// softmax (Log: log_softmax) along dim, evaluated when assigned or read. A contiguous float
+/// or double tensor along its last dim takes one fused pass per row while the row is in cache
+/// (max; exp and sum; scale), as a hand loop does; anything else runs as the composition: a
+/// max pass, a fused exp-sum pass, and the normalising pass written straight into the result.
+template <class E, bool Log>
+struct softmax_expr : expression_base<softmax_expr<E, Log>> {
+  using value_type = typename E::value_type;
+  static constexpr bool is_strata_reduction = true;
+  E e;               ///< the input (cast to PyTorch's dtype= when given)
+  std::int64_t dim;  ///< the wrapped dim
+
+  /// The input's sizes.
+  int_list sizes() const noexcept { return e.sizes(); }
+  /// True when the input requires grad.
+  bool requires_grad() const { return e.requires_grad(); }
+  /// Evaluates into a fresh tensor of element type U (recorded when the input requires grad).
+  template <element U>
+  Tensor<U> to() const {
+    using R = value_type;
+    if (const Tensor<R>* x = row_input()) {
+      Tensor<R> out = empty<R>(x->sizes());
+      detail::softmax_rows<R>(*x, out, Log);
+      detail::record_softmax<R>(*x, out, dim, Log);
+      return out.template to<U>();
+    }
+    return Tensor<R>(composition()).template to<U>();
+  }
+  /// Writes the result into dst (broadcast and converted like copy_).
+  template <element O>
+  void eval_into(const Tensor<O>& dst) const {
+    if constexpr (std::is_same_v<O, value_type>) {
+      const Tensor<O>* x = row_input();
+      if (x && dst.sizes() == sizes() && dst.is_contiguous() &&
+          (!dst.storage().is_alias_of(x->storage()) || dst.data_ptr() == x->data_ptr())) {
+        detail::check_inplace_source(requires_grad());
+        detail::check_writable(detail::layout_of(dst));
+        detail::softmax_rows<O>(*x, dst, Log);
+        return;
+      }
+    }
+    dst.assign(composition());
+  }
+
+ private:
+  // The input when the row kernel applies: a contiguous float/double tensor, dim its last.
+  const Tensor<value_type>* row_input() const {
+    if constexpr (std::is_same_v<E, leaf_expr<value_type>> &&
+                  (std::is_same_v<value_type, float> || std::is_same_v<value_type, double>)) {
+      const Tensor<value_type>& x = e.t;
+      if (x.dim() > 0 && dim == x.dim() - 1 && x.is_contiguous() && x.numel() > 0) return &x;
+    }
+    return nullptr;
+  }
+  auto composition() const {
+    const dim_vector dims{dim};  // owned: an int_list of a braced list would dangle
+    const auto m = detail::shift_of(e, dims);
+    using R = value_type;
+    if constexpr (Log) {
+      const Tensor<R> ls = log(strata::sum(exp(e - m), dims, true));
+      return (e - m) - ls;  // x - (m + ls) would round at m's magnitude
+    } else {
+      const Tensor<R> sm = strata::sum(exp(e - m), dims, true);
+      return exp(e - m) / sm;
+    }
+  }
+};
+
+/// PyTorch's softmax along dim: exp(x - max) / sum(exp(x - max)), numerically stable. Acc is
+/// PyTorch's dtype= (the input cast first).
 template <class Acc = void, class X>
   requires(detail::operand<X> && !detail::scalar_operand<X>)
 auto softmax(X&& x, std::int64_t dim) {
   auto e = detail::softmax_input<Acc>(std::forward<X>(x));
   detail::check_softmax_type<decltype(e)>();
-  const dim_vector dims{wrap_dim(dim, e.dim())};  // owned: an int_list of a braced list would dangle
-  const auto m = detail::shift_of(e, dims);
-  using R = typename decltype(e)::value_type;
-  const Tensor<R> s = strata::sum(exp(e - m), dims, true);
-  return exp(e - m) / s;
+  const std::int64_t d = wrap_dim(dim, e.dim());
+  return softmax_expr<decltype(e), false>{{}, std::move(e), d};
 }
-/// PyTorch's log_softmax along dim: (x - max) - log(sum(exp(x - max))), a lazy expression
-/// after the two reduced passes (numerically stable for any magnitude).
+/// PyTorch's log_softmax along dim: (x - max) - log(sum(exp(x - max))), stable for any
+/// magnitude.
 template <class Acc = void, class X>
   requires(detail::operand<X> && !detail::scalar_operand<X>)
 auto log_softmax(X&& x, std::int64_t dim) {
   auto e = detail::softmax_input<Acc>(std::forward<X>(x));
   detail::check_softmax_type<decltype(e)>();
-  const dim_vector dims{wrap_dim(dim, e.dim())};  // owned: an int_list of a braced list would dangle
-  const auto m = detail::shift_of(e, dims);
-  using R = typename decltype(e)::value_type;
-  const Tensor<R> ls = log(strata::sum(exp(e - m), dims, true));
-  return (e - m) - ls;  // x - (m + ls) would round at m's magnitude
+  const std::int64_t d = wrap_dim(dim, e.dim());
+  return softmax_expr<decltype(e), true>{{}, std::move(e), d};
 }
 /// PyTorch's logsumexp over dims: log(sum(exp(x))) computed stably (the maximum shifted out).
 template <class X>
@@ -463,4 +546,9 @@ struct reductions<Tensor<T>> {
   static auto any(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::any(t, dims, keepdim); }
   static auto sum_to(const Tensor<T>& t, int_list sizes) { return strata::sum_to(t, sizes); }
 };
+}  // namespace strata::detail
+
+namespace strata::detail {
+extern template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
+extern template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);
 }  // namespace strata::detail

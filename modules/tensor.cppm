@@ -119,7 +119,9 @@ template <element T>
 Tensor<T> empty(int_list sizes);
 }  // namespace strata
 
-namespace strata::detail {
+// Exported (in detail), as the blocks below: the operator modules check in-place writes
+// (check_inplace_source) and record their nodes (record_function).
+export namespace strata::detail {
 /// How a view's gradient reaches its base.
 enum class view_kind {
   general,   ///< laid into a zero tensor of the base's sizes through the same view
@@ -184,7 +186,7 @@ void record_function(Tensor<T>& out, std::span<const Tensor<T>> inputs, typename
 
 }  // namespace strata::detail
 
-namespace strata::detail {
+export namespace strata::detail {
 template <element In, element Out>
 void record_copy(const Tensor<In>& source, Tensor<Out>& copy);
 /// Adds a gradient into a slot (which takes it when empty).
@@ -655,7 +657,7 @@ Tensor<T> eye(std::int64_t n, std::optional<std::int64_t> m = {}) {
 }
 }  // namespace strata
 
-namespace strata::detail {
+export namespace strata::detail {
 inline void check_inplace_source(bool source_requires_grad) {
   if (source_requires_grad && grad_enabled())
     throw error("strata does not record in-place operations: the value written requires grad, and writing it "

@@ -5,11 +5,14 @@
 // running best per position (so a column reduction reads rows contiguously).
 module;
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <utility>
 #include <complex>
 #include <cstdint>
 #include <vector>
 #include "parallel.hpp"
+#include "vmath.hpp"
 module strata.expr;
 import strata.dtype;
 import strata.shape;
@@ -171,6 +174,86 @@ Tensor<T> pick_backward(const Tensor<T>& grad, const Tensor<std::int64_t>& indic
     for (std::int64_t j = 0; j < inner; ++j) op[(o * n + ip[o * inner + j]) * inner + j] = gp[o * inner + j];
   return out;
 }
+
+// ---- softmax along the last dim, one row at a time while it is in cache ----
+namespace {
+/// The largest element of x[0, n), NaN ignored (a NaN still spreads through exp and the sum).
+template <class T>
+T row_max(const T* __restrict x, std::int64_t n) {
+  constexpr int lanes = 64 / sizeof(T);
+  T m[lanes];
+  for (T& v : m) v = -std::numeric_limits<T>::infinity();
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int k = 0; k < lanes; ++k) m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
+  for (; i < n; ++i) m[0] = x[i] > m[0] ? x[i] : m[0];
+  T r = m[0];
+  for (int k = 1; k < lanes; ++k) r = m[k] > r ? m[k] : r;
+  return r;
+}
+/// Sum of x[0, n) in several accumulators.
+template <class T>
+T row_sum(const T* __restrict x, std::int64_t n) {
+  constexpr int lanes = 64 / sizeof(T);
+  T a[lanes] = {};
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes)
+    for (int k = 0; k < lanes; ++k) a[k] += x[i + k];
+  for (; i < n; ++i) a[0] += x[i];
+  for (int w = lanes / 2; w > 0; w /= 2)
+    for (int k = 0; k < w; ++k) a[k] += a[k + w];
+  return a[0];
+}
+
+struct softmax_job {
+  const void* x;
+  void* y;
+  std::int64_t n;
+  bool log;
+};
+
+template <class T>
+void softmax_row(void* ctx, std::int64_t r) {
+  const auto& job = *static_cast<const softmax_job*>(ctx);
+  const T* x = static_cast<const T*>(job.x) + r * job.n;
+  T* y = static_cast<T*>(job.y) + r * job.n;
+  const std::int64_t n = job.n;
+  T m = row_max(x, n);
+  if (!std::isfinite(m)) m = 0;  // as the composition: an infinite maximum shifts by 0
+  constexpr std::int64_t chunk = 1024;
+  T s = 0;
+  if (job.log) {  // y = x - m; the exponentials only summed, a chunk at a time
+    T e[chunk];
+    for (std::int64_t i0 = 0; i0 < n; i0 += chunk) {
+      const std::int64_t w = std::min(chunk, n - i0);
+      for (std::int64_t i = 0; i < w; ++i) y[i0 + i] = x[i0 + i] - m;
+      vmath(vfn::exp, y + i0, e, w);
+      s += row_sum(e, w);
+    }
+    const T ls = std::log(s);
+    for (std::int64_t i = 0; i < n; ++i) y[i] -= ls;
+    return;
+  }
+  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
+  for (std::int64_t i0 = 0; i0 < n; i0 += chunk) {
+    const std::int64_t w = std::min(chunk, n - i0);
+    vmath(vfn::exp, y + i0, y + i0, w);
+    s += row_sum(y + i0, w);
+  }
+  const T inv = T(1) / s;
+  for (std::int64_t i = 0; i < n; ++i) y[i] *= inv;
+}
+}  // namespace
+
+template <element T>
+void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log) {
+  const std::int64_t n = x.size(-1), rows = x.numel() / n;
+  softmax_job job{x.data_ptr(), out.data_ptr(), n, log};
+  const std::int64_t threads = x.numel() < (1 << 15) ? 1 : std::clamp<std::int64_t>(rows, 1, get_num_threads());
+  parallel_run(rows, static_cast<int>(threads), softmax_row<T>, &job);
+}
+template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
+template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);
 
 #define STRATA_STATS_INSTANCES(T)                                                                            \
   template void arg_reduce<T>(const Tensor<T>&, std::int64_t, bool, const Tensor<T>*, const Tensor<std::int64_t>&); \
