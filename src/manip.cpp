@@ -11,6 +11,7 @@ module;
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -97,6 +98,39 @@ template <element T>
 void record(Tensor<T>& out, const Tensor<T>& input, std::function<Tensor<T>(const Tensor<T>&)> backward) {
   const Tensor<T> in[1] = {input};
   record<T>(out, in, [b = std::move(backward)](const Tensor<T>& g, std::size_t) { return b(g); });
+}
+
+// ---- copies on the engine ----
+// A row of a copy: memcpy when both operands are unit-stride (glibc's memcpy moves whole
+// lines with rep movsb and no read-for-ownership: 4 KiB rows copy about 25% faster than
+// the engine's vector loop here), else the engine's own copy kernel (gathers, stride 0,
+// negative strides).
+template <element T>
+void copy_row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
+  constexpr auto w = static_cast<std::int64_t>(sizeof(T));
+  if (s[0] == w && s[1] == w) {
+    std::memcpy(ptrs[0], ptrs[1], static_cast<std::size_t>(n * w));
+    return;
+  }
+  kernel<T, leaf_expr<T>>::row(ctx, ptrs, s, n, st);
+}
+
+// Copies the elements at `from` (element strides `strides`, any sign) into dst, a fresh
+// tensor of the same sizes: one planned, threaded engine loop.
+template <element T>
+void copy_strided(const Tensor<T>& dst, const T* from, int_list strides) {
+  if (dst.numel() == 0) return;
+  const loop_operand ops[2] = {{reinterpret_cast<char*>(dst.data_ptr()), dst.strides(), sizeof(T)},
+                               {reinterpret_cast<char*>(const_cast<T*>(from)), strides, sizeof(T)}};
+  const bool flat = dst.is_contiguous() && is_contiguous(dst.sizes(), strides);
+  const leaf_expr<T> e{{}, dst};  // reads operand 1 only; the handle is not used
+  const kernel<T, leaf_expr<T>> k{&e};
+  execute(flat ? flat_plan(dst.numel(), ops) : make_plan(dst.sizes(), ops), &copy_row<T>, &kernel<T, leaf_expr<T>>::tile, &k);
+}
+// dst = src broadcast to dst's sizes (dst fresh, so no overlap and nothing to record).
+template <element T>
+void copy_into(const Tensor<T>& dst, const Tensor<T>& src) {
+  copy_strided(dst, src.data_ptr(), broadcast_strides(src.sizes(), src.strides(), dst.sizes()));
 }
 
 // ---- index tables: out[o] = in[sum over d of table[d][o_d]] (element offsets into in) ----
@@ -342,15 +376,13 @@ Tensor<T> flip_copy(const Tensor<T>& src, const std::vector<bool>& flipped) {
   Tensor<T> out = empty<T>(src.sizes());
   if (out.numel() == 0) return out;
   dim_vector strides(src.strides());
-  char* from = reinterpret_cast<char*>(src.data_ptr());
+  const char* from = reinterpret_cast<const char*>(src.data_ptr());
   for (std::size_t d = 0; d < flipped.size(); ++d) {
     if (!flipped[d]) continue;
     from += (src.sizes()[d] - 1) * strides[d] * static_cast<std::int64_t>(sizeof(T));
     strides[d] = -strides[d];
   }
-  const loop_operand ops[2] = {{reinterpret_cast<char*>(out.data_ptr()), out.strides(), sizeof(T)},
-                               {from, strides, sizeof(T)}};
-  run_kernel<T>(make_plan(src.sizes(), ops), leaf_expr<T>{{}, src});
+  copy_strided(out, reinterpret_cast<const T*>(from), strides);
   return out;
 }
 }  // namespace
@@ -392,7 +424,7 @@ Tensor<T> roll_copy(const Tensor<T>& src, const dim_vector& start) {
       to = to.narrow(d, tail ? n - s : 0, len);
       from = from.narrow(d, tail ? 0 : s, len);
     }
-    if (!empty_piece) to.copy_(from);
+    if (!empty_piece) copy_into(to, from);
   }
   return out;
 }
@@ -466,7 +498,7 @@ Tensor<T> repeat_impl(const Tensor<T>& t, int_list repeats) {
     Tensor<T> x = t.detach();
     for (std::size_t i = 0; i < lead; ++i) x = x.unsqueeze(0);
     for (std::size_t i = 0; i < repeats.size(); ++i) x = x.unsqueeze(static_cast<std::int64_t>(2 * i));
-    out.view(pairs).copy_(x.expand(pairs));  // one copy from a stride-0 view
+    copy_into(out.view(pairs), x.expand(pairs));  // one copy from a stride-0 view
   }
   record<T>(out, t, [pairs, summed, sizes = t.sizes().vec()](const Tensor<T>& g) {
     if (summed.empty()) return g.clone();
@@ -494,7 +526,7 @@ Tensor<T> repeat_interleave_by(const Tensor<T>& t, std::int64_t repeats, std::op
     throw shape_error("repeat_interleave: the result's size overflows int64");
   pairs.insert(static_cast<std::size_t>(d) + 1, repeats);  // [..., n, repeats, ...]
   Tensor<T> out = empty<T>(sizes);
-  if (out.numel() > 0) out.view(pairs).copy_(x.unsqueeze(d + 1).expand(pairs));
+  if (out.numel() > 0) copy_into(out.view(pairs), x.unsqueeze(d + 1).expand(pairs));
   record<T>(out, t, [pairs, d, in_sizes = t.sizes().vec()](const Tensor<T>& g) {
     return Tensor<T>(strata::sum(g.reshape(pairs), {d + 1})).reshape(in_sizes);
   });
@@ -605,7 +637,7 @@ Tensor<T> constant_pad(const Tensor<T>& t, int_list p, T value) {
     if (before > 0) inner = inner.narrow(i, before, inner.size(i) - before);
     if (after > 0) inner = inner.narrow(i, 0, inner.size(i) - after);
   }
-  inner.copy_(c);
+  copy_into(inner, c);
   return out;
 }
 
@@ -754,7 +786,7 @@ Tensor<T> cat_list(std::span<const Tensor<T>> ts, std::int64_t dim) {
   }
   Tensor<T> out = empty<T>(sizes);
   for (std::size_t i = 0; i < ts.size(); ++i)  // one engine copy per input
-    if (!skipped(ts[i]) && ts[i].numel() > 0) out.narrow(d, offsets[i], ts[i].size(d)).copy_(ts[i].detach());
+    if (!skipped(ts[i]) && ts[i].numel() > 0) copy_into(out.narrow(d, offsets[i], ts[i].size(d)), ts[i].detach());
   std::vector<std::int64_t> lengths;
   for (const Tensor<T>& t : ts) lengths.push_back(skipped(t) ? -1 : t.size(d));
   record<T>(out, ts, [d, offsets, lengths](const Tensor<T>& g, std::size_t i) {
