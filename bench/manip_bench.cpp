@@ -67,26 +67,21 @@ void cat_strata(benchmark::State& s) {
   }
   count(s);
 }
-void cat_memcpy(benchmark::State& s) {
+// The same placement of the parts with a given row copy (memcpy, or the vector loop).
+template <void (*Copy)(float*, const float*, std::int64_t)>
+void cat_placed(benchmark::State& s) {
   const bool rows = s.range(0) == 0;
   data();
   for (auto _ : s) {
     st::Tensor<float> out = st::empty<float>(rows ? st::int_list{K * N, N} : st::int_list{N, K * N});
-    place(out.data_ptr(), memcpy_copy, rows);
+    place(out.data_ptr(), Copy, rows);
     benchmark::DoNotOptimize(out.data_ptr());
   }
   count(s);
 }
-void cat_hand(benchmark::State& s) {
-  const bool rows = s.range(0) == 0;
-  data();
-  for (auto _ : s) {
-    st::Tensor<float> out = st::empty<float>(rows ? st::int_list{K * N, N} : st::int_list{N, K * N});
-    place(out.data_ptr(), hand_copy, rows);
-    benchmark::DoNotOptimize(out.data_ptr());
-  }
-  count(s);
-}
+void cat_memcpy(benchmark::State& s) { cat_placed<memcpy_copy>(s); }
+void cat_hand(benchmark::State& s) { cat_placed<hand_copy>(s); }
+
 // The machine these figures come from is shared (its CPU time per benchmark varies by 10%
 // from run to run), so the ratio is also measured as the best of 60 alternating runs of
 // strata's cat and the memcpy placement, wall time.

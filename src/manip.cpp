@@ -558,9 +558,8 @@ Tensor<T> repeat_interleave_by(const Tensor<T>& t, const Tensor<I>& repeats, std
   const auto size_along = [&] { return x.sizes()[static_cast<std::size_t>(dim ? dim_of(x.dim(), *dim) : 0)]; };
   std::vector<std::int64_t> counts;
   if (repeats.dim() == 0 || (repeats.dim() == 1 && repeats.size(0) == 1)) {
-    const std::int64_t n = size_along();
-    const std::vector<std::int64_t> one = repeat_counts(repeats.reshape({1}));
-    if (n > 0) counts.assign(static_cast<std::size_t>(n), one[0]);
+    const std::int64_t n = size_along();  // an empty dim takes no repeats (nor checks them)
+    if (n > 0) counts.assign(static_cast<std::size_t>(n), repeat_counts(repeats.reshape({1}))[0]);
   } else if (repeats.dim() == 1) {
     if (repeats.size(0) != size_along()) throw error("repeats must have the same size as input along dim");
     counts = repeat_counts(repeats);

@@ -491,3 +491,30 @@ TEST_CASE("manip: large inputs (threads, many pieces)", "[manip]") {
   CHECK(l.at({100000}) == 1.0f);
   CHECK(l.at({50000}) == 0.5f);
 }
+
+TEST_CASE("manip: edge cases PyTorch accepts", "[manip]") {
+  // a repeats tensor is not checked along an empty dim; an empty roll never looks at its dim
+  CHECK(st::repeat_interleave(st::zeros<float>({0, 3}), st::full<std::int64_t>({}, -1), 0).sizes() == st::int_list{0, 3});
+  CHECK(st::roll(st::zeros<float>({0, 3}), 1, 5).sizes() == st::int_list{0, 3});
+  // all inputs 1-D and empty: the dim is never checked, the result is [0]
+  CHECK(st::cat({st::empty<float>({0}), st::empty<float>({0})}, 5).sizes() == st::int_list{0});
+  // a 0-dim tensor flips along dim 0 or -1 (nothing to do), rolls as a flat tensor
+  const auto s = st::full<float>({}, 3.0f);
+  CHECK(st::flip(s, {-1}).item() == 3.0f);
+  CHECK(st::roll(s, 5).item() == 3.0f);
+  CHECK(st::repeat(s, {}).dim() == 0);
+  // reflect takes an explicit value of 0; constant casts its value as PyTorch's fill does
+  CHECK(st::pad(st::ones<float>({2, 3}), {1, 1}, "reflect", 0.0).sizes() == st::int_list{2, 5});
+  CHECK(st::pad(st::ones<std::int32_t>({1, 1}), {1, 0}, "constant", 2.7).to_vector() == std::vector<std::int32_t>{2, 1});
+  CHECK(st::pad(st::ones<bool>({1, 1}), {1, 0}, "constant", -2.0).to_vector() == std::vector<bool>{true, true});
+  // *_like: contiguous results of t's sizes, in t's or the given element type
+  const auto t = st::arange<float>(6).view({2, 3}).t();
+  CHECK(st::zeros_like(t).strides() == st::int_list{2, 1});
+  CHECK(st::ones_like<std::int64_t>(t).to_vector() == std::vector<std::int64_t>(6, 1));
+  CHECK(st::full_like(st::ones<std::int32_t>({2}), 2.7).to_vector() == std::vector<std::int32_t>{2, 2});
+  CHECK(st::full_like<double>(t, 0.5).dtype() == st::dtype::float64);
+  CHECK(st::empty_like(t).sizes() == st::int_list{3, 2});
+  // uint8 takes negative integer ends as c10 does (wrapping), not negative floats
+  CHECK(st::linspace<std::uint8_t>(-255, 0, 3).to_vector() == std::vector<std::uint8_t>{1, 0, 0});
+  CHECK_THROWS_WITH(st::linspace<std::uint8_t>(-1.0, 0, 3), "value cannot be converted to type uint8_t without overflow");
+}
