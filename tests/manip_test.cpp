@@ -518,3 +518,15 @@ TEST_CASE("manip: edge cases PyTorch accepts", "[manip]") {
   CHECK(st::linspace<std::uint8_t>(-255, 0, 3).to_vector() == std::vector<std::uint8_t>{1, 0, 0});
   CHECK_THROWS_WITH(st::linspace<std::uint8_t>(-1.0, 0, 3), "value cannot be converted to type uint8_t without overflow");
 }
+
+TEST_CASE("manip: float128 (strata's own dtype) through the same operators", "[manip]") {
+  using q = st::float128;
+  const auto l = st::linspace<q>(0, 1, 5);
+  CHECK(l.to_vector() == std::vector<q>{0, 0.25, 0.5, 0.75, 1});
+  CHECK(st::logspace<q>(0, 2, 3).to_vector() == std::vector<q>{1, 10, 100});
+  auto x = st::arange<q>(6).view({2, 3}).requires_grad_();
+  st::Tensor<q> y = st::pad(st::flip(x, {1}), {1, 1}, "reflect");
+  CHECK(y.to_vector() == std::vector<q>{1, 2, 1, 0, 1, 4, 5, 4, 3, 4});
+  st::sum(y).backward();
+  CHECK(x.grad().to_vector() == std::vector<q>{1, 3, 1, 1, 3, 1});
+}
