@@ -11,4 +11,5 @@ export import strata.tensor;
 export import strata.expr;
 export import strata.linalg;
 export import strata.random;
+export import strata.manip;
 export import strata.io;
