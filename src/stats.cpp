@@ -10,6 +10,7 @@ module;
 #include <utility>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 #include "parallel.hpp"
 #include "vmath.hpp"
@@ -56,6 +57,57 @@ std::pair<std::int64_t, std::int64_t> outer_offsets(const arg_job& job, std::int
   return {in, out};
 }
 
+/// The index of the first largest (smallest) element of x[0, n), or of its first NaN: the
+/// extreme a vector at a time, then a vector scan for the first block holding it.
+template <class T, bool Largest>
+std::int64_t first_extreme(const T* __restrict x, std::int64_t n) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    using V = T __attribute__((vector_size(64)));
+    constexpr std::int64_t W = 64 / sizeof(T);
+    T b = x[0];
+    bool nan = false;
+    std::int64_t i = 0;
+    if (n >= W) {
+      V best, probe = {};
+      std::memcpy(&best, x, sizeof best);
+      for (i = 0; i + W <= n; i += W) {
+        V v;
+        std::memcpy(&v, x + i, sizeof v);
+        best = Largest ? __builtin_elementwise_max(best, v) : __builtin_elementwise_min(best, v);
+        probe += v * T(0);  // NaN once a NaN (or an infinity: the scan then decides) went by
+      }
+      for (std::int64_t k = 0; k < W; ++k) {
+        b = Largest ? std::max(b, best[k]) : std::min(b, best[k]);
+        nan = nan || probe[k] != probe[k];
+      }
+    }
+    for (; i < n; ++i) {
+      b = Largest ? (x[i] > b ? x[i] : b) : (x[i] < b ? x[i] : b);
+      nan = nan || x[i] != x[i];
+    }
+    if (nan || b != b)
+      for (std::int64_t k = 0; k < n; ++k)
+        if (x[k] != x[k]) return k;
+    std::int64_t k = 0;
+    V target;
+    for (std::int64_t j = 0; j < W; ++j) target[j] = b;
+    for (; k + W <= n; k += W) {
+      V v;
+      std::memcpy(&v, x + k, sizeof v);
+      if (__builtin_reduce_or(v == target)) break;
+    }
+    for (; k < n; ++k)
+      if (x[k] == b) return k;
+    return 0;
+  } else {
+    T b = x[0];
+    for (std::int64_t i = 1; i < n; ++i) b = Largest ? (x[i] > b ? x[i] : b) : (x[i] < b ? x[i] : b);
+    for (std::int64_t k = 0; k < n; ++k)
+      if (x[k] == b) return k;
+    return 0;
+  }
+}
+
 template <class T, bool Largest>
 void run_position(const arg_job& job, std::int64_t p) {
   using K = key_t<T>;
@@ -63,6 +115,14 @@ void run_position(const arg_job& job, std::int64_t p) {
   const T* x = static_cast<const T*>(job.x) + in0;
   T* values = static_cast<T*>(job.values);
   const std::int64_t m = job.lane_size, os = job.lane_out_stride;
+  if constexpr (std::is_same_v<T, K> && std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    if (m == 1 && job.stride == 1) {  // a contiguous line: a vectorised extreme, then its first index
+      const std::int64_t at = first_extreme<T, Largest>(x, job.n);
+      job.indices[out0] = at;
+      if (values) values[out0] = x[at];
+      return;
+    }
+  }
   if (m == 1) {  // one line
     K best = static_cast<K>(x[0]);
     std::int64_t at = 0;
