@@ -30,7 +30,8 @@ struct advanced_indices {
 };
 
 // ---- argument checks with PyTorch's messages (dtypes are known only as tags here) ----
-/// gather/scatter/scatter_add: "<op>(): Expected dtype int64 for index" (non-empty index).
+/// gather, scatter (also scatter_add: PyTorch names it scatter): "<op>(): Expected dtype int64 for index"
+/// (a non-empty index).
 void check_scatter_gather_index(std::string_view op, dtype index, std::int64_t index_numel);
 /// "<op>(): Expected self.dtype to be equal to src.dtype".
 [[noreturn]] void throw_scatter_src_dtype(std::string_view op);
@@ -183,17 +184,17 @@ const Tensor<T>& scatter_(const Tensor<T>& self, std::int64_t dim, const Tensor<
 template <element T, element I, element U>
 Tensor<T> scatter_add(const Tensor<T>& t, std::int64_t dim, const Tensor<I>& index, const Tensor<U>& src) {
   const std::int64_t d = wrap_dim(dim, t.dim());
-  detail::check_scatter_gather_index("scatter_add", dtype_v<I>, index.numel());
+  detail::check_scatter_gather_index("scatter", dtype_v<I>, index.numel());
   if constexpr (std::is_same_v<T, U>) return detail::scatter_impl<T>(t, d, detail::as_index(index), src, true);
-  else detail::throw_scatter_src_dtype("scatter_add");
+  else detail::throw_scatter_src_dtype("scatter");
 }
 /// scatter_add into self in place; returns self.
 template <element T, element I, element U>
 const Tensor<T>& scatter_add_(const Tensor<T>& self, std::int64_t dim, const Tensor<I>& index, const Tensor<U>& src) {
   const std::int64_t d = wrap_dim(dim, self.dim());
-  detail::check_scatter_gather_index("scatter_add", dtype_v<I>, index.numel());
+  detail::check_scatter_gather_index("scatter", dtype_v<I>, index.numel());
   if constexpr (std::is_same_v<T, U>) detail::scatter_into<T>(self, d, detail::as_index(index), src, true, false);
-  else detail::throw_scatter_src_dtype("scatter_add");
+  else detail::throw_scatter_src_dtype("scatter");
   return self;
 }
 
@@ -289,18 +290,23 @@ const Tensor<T>& index_add_(const Tensor<T>& self, std::int64_t dim, const Tenso
 
 /// A copy of t after t.index_put_(indices, values, accumulate) (recorded for autograd).
 template <element T, class V>
-Tensor<T> index_put(const Tensor<T>& t, std::initializer_list<tensor_index> indices, const V& values,
+Tensor<T> index_put(const Tensor<T>& t, const std::vector<tensor_index>& indices, const V& values,
                     bool accumulate = false) {
-  const std::span<const tensor_index> entries(indices.begin(), indices.size());
   if constexpr (detail::lazy_expression<V>) {
     return index_put(t, indices, values.template to<typename V::value_type>(), accumulate);
   } else if constexpr (element<V>) {
-    return detail::index_put_impl<T>(t, entries, full<T>({}, detail::value_as<T>(values)), accumulate);
+    return detail::index_put_impl<T>(t, indices, full<T>({}, detail::value_as<T>(values)), accumulate);
   } else if constexpr (std::is_same_v<V, Tensor<T>>) {
-    return detail::index_put_impl<T>(t, entries, values, accumulate);
+    return detail::index_put_impl<T>(t, indices, values, accumulate);
   } else {
     detail::throw_index_put_dtype(dtype_v<T>, dtype_v<typename V::value_type>);
   }
+}
+/// index_put with the entries in a braced list.
+template <element T, class V>
+Tensor<T> index_put(const Tensor<T>& t, std::initializer_list<tensor_index> indices, const V& values,
+                    bool accumulate = false) {
+  return index_put(t, std::vector<tensor_index>(indices), values, accumulate);
 }
 }  // namespace strata
 

@@ -511,7 +511,11 @@ void record_index_add(Tensor<T>& out, const Tensor<T>& self, std::int64_t dim, c
                            // source: the gradient rows it was added to, times alpha, summed over
                            // the dims its slices were broadcast along
                            Tensor<T> rows = index_select_impl<T>(g, dim, ix);
-                           if (!is_one(alpha)) rows = Tensor<T>(rows * alpha);
+                           if (!is_one(alpha)) {
+                             T a = alpha;  // the gradient of alpha * s is conj(alpha) * g
+                             if constexpr (is_complex_v<T>) a = std::conj(alpha);
+                             rows = Tensor<T>(rows * a);
+                           }
                            if (rows.dim() <= 1) return rows.reshape(src_sizes);
                            // rows: self's sizes with n at dim; source's slices sit right-aligned in self's
                            const Tensor<T> r = rows.movedim(dim, 0);
@@ -675,7 +679,7 @@ void masked_set_row(const void* c, char* const* ptrs, const std::int64_t* st, st
 
 template <class T>
 Tensor<T> masked_fill_plain(const Tensor<T>& self, const Tensor<bool>& mask, T value) {
-  const dim_vector shape = broadcast_shapes(self.sizes(), mask.sizes());
+  const dim_vector shape = broadcast_shapes(mask.sizes(), self.sizes());  // PyTorch's order, for its message
   Tensor<T> out = empty<T>(shape);
   const dim_vector ss = broadcast_strides(self.sizes(), self.strides(), shape);
   const dim_vector ms = broadcast_strides(mask.sizes(), mask.strides(), shape);
@@ -736,7 +740,7 @@ void masked_fill_into(const Tensor<T>& self, const Tensor<bool>& mask, T value) 
 
 template <element T>
 Tensor<T> masked_select_impl(const Tensor<T>& self, const Tensor<bool>& mask) {
-  const dim_vector shape = broadcast_shapes(self.sizes(), mask.sizes());
+  const dim_vector shape = broadcast_shapes(mask.sizes(), self.sizes());
   const dim_vector ss = broadcast_strides(self.sizes(), self.strides(), shape);
   const dim_vector ms = broadcast_strides(mask.sizes(), mask.strides(), shape);
   Tensor<T> out = empty<T>({count_true(mask.data_ptr(), ms, shape)});
@@ -811,13 +815,13 @@ sliced<T> apply_entries(const Tensor<T>& self, std::span<const tensor_index> ent
 
   sliced<T> s{self, {}};
   std::vector<std::pair<Tensor<bool>, std::int64_t>> masks;  // expanded once the view is final
-  std::int64_t d = 0, real = 0;  // dim in the view; dim of self (for messages)
+  std::int64_t d = 0;     // the dim of the view the next entry applies to
+  std::int64_t entry = 0;  // the entry's position (PyTorch's messages name it as the dimension)
   const auto select = [&](std::int64_t i) {
     const std::int64_t size = s.view.size(d);
     if (i < -size || i >= size)
-      throw index_error("index " + str(i) + " is out of bounds for dimension " + str(real) + " with size " + str(size));
+      throw index_error("index " + str(i) + " is out of bounds for dimension " + str(entry) + " with size " + str(size));
     s.view = s.view.select(d, i);
-    ++real;
   };
   for (const tensor_index& e : entries) {
     switch (e.type()) {
@@ -827,13 +831,9 @@ sliced<T> apply_entries(const Tensor<T>& self, std::span<const tensor_index> ent
         if (sl.step == 0) throw error("slice step cannot be zero");
         if (sl.step < 0) throw error("step must be greater than zero");
         s.view = s.view.slice(d++, sl.start, sl.stop, sl.step);
-        ++real;
         break;
       }
-      case kind::ellipsis:
-        d += self.dim() - specified;
-        real += self.dim() - specified;
-        break;
+      case kind::ellipsis: d += self.dim() - specified; break;
       case kind::none: s.view = s.view.unsqueeze(d++); break;
       case kind::tensor:
         if (e.as_tensor().dim() == 0) {  // libtorch: a 0-dim integer tensor selects
@@ -841,7 +841,6 @@ sliced<T> apply_entries(const Tensor<T>& self, std::span<const tensor_index> ent
         } else {
           s.indices.tensors.push_back(e.as_tensor());
           s.indices.dims.push_back(d++);
-          ++real;
         }
         break;
       case kind::mask:
@@ -854,10 +853,10 @@ sliced<T> apply_entries(const Tensor<T>& self, std::span<const tensor_index> ent
           s.indices.tensors.emplace_back();  // placeholder, replaced below
           s.indices.dims.push_back(-1 - static_cast<std::int64_t>(masks.size() - 1));
           d += e.as_mask().dim();
-          real += e.as_mask().dim();
         }
         break;
     }
+    ++entry;
   }
   if (masks.empty()) return s;
   // Masks become the columns of their nonzero(), checked against the final view's sizes.
