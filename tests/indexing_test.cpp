@@ -7,6 +7,7 @@
 #include <complex>
 #include <map>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -441,4 +442,96 @@ TEST_CASE("indexing operations match PyTorch: values, gradients, in-place forms,
   }
   CHECK(cases == 373);
   CHECK(errors == 61);
+}
+
+TEST_CASE("in-place indexing: autograd's rules, expanded and aliased destinations", "[indexing]") {
+  st::Tensor<float> w = st::zeros<float>({3}).requires_grad_();
+  CHECK_THROWS_AS(st::scatter_(w, 0, ints({0}), st::ones<float>({1})), st::error);
+  CHECK_THROWS_AS(w.index_put_({ints({0})}, 1.0f), st::error);
+  CHECK_THROWS_AS(st::masked_fill_(w, st::ones<bool>({3}), 1.0f), st::error);
+  CHECK_THROWS_AS(st::index_add_(w, 0, ints({0}), st::ones<float>({1})), st::error);
+  {
+    const st::no_grad guard;  // the leaf may be written with recording off
+    st::masked_fill_(w, st::from_vector<bool>({false, true, false}), 2.0f);
+  }
+  CHECK(values(w.detach()) == dv({0, 2, 0}));
+  // writing a value that requires grad into a tensor is not recorded: refused
+  st::Tensor<float> plain = st::zeros<float>({3});
+  CHECK_THROWS_AS(plain.index_put_({ints({0})}, st::ones<float>({1}).requires_grad_()), st::error);
+  // a destination whose elements share memory
+  const st::Tensor<float> e = st::zeros<float>({3}).expand({2, 3});
+  CHECK_THROWS_AS(e.index_put_({ints({0})}, 1.0f), st::overlap_error);
+  CHECK_THROWS_AS(st::scatter_(e, 0, ints({0}, {1, 1}), 1.0f), st::overlap_error);
+  CHECK_THROWS_AS(st::masked_fill_(e, st::ones<bool>({3}), 1.0f), st::overlap_error);
+  // a source or index that is (part of) the destination is read before anything is written
+  st::Tensor<float> a = st::arange<float>(4);
+  st::scatter_(a, 0, ints({3, 2, 1, 0}), a);
+  CHECK(values(a) == dv({3, 2, 1, 0}));
+  st::Tensor<float> b = st::arange<float>(5);
+  b.index_put_({ints({1, 2})}, b.index({st::slice{0, 2}}));
+  CHECK(values(b) == dv({0, 0, 1, 3, 4}));
+  st::Tensor<i64> ix = ints({1, 0, 2});
+  st::scatter_(ix, 0, ix, ints({7, 8, 9}));
+  CHECK(ix.to_vector() == std::vector<i64>{8, 7, 9});
+  // a bad index throws before anything is written
+  st::Tensor<float> c = st::zeros<float>({3});
+  CHECK_THROWS_WITH(st::scatter_(c, 0, ints({0, 5}), 1.0f), "index 5 is out of bounds for dimension 0 with size 3");
+  CHECK_THROWS_WITH(c.index_put_({ints({1, -4})}, 1.0f), "index -4 is out of bounds for dimension 0 with size 3");
+  CHECK(values(c) == dv({0, 0, 0}));
+}
+
+TEST_CASE("index_put_ and index take expressions; where and nonzero of NaN and complex", "[indexing]") {
+  st::Tensor<float> x = st::arange<float>(6).view({2, 3});
+  const st::Tensor<float> y = st::ones<float>({2, 3});
+  x.index_put_({x > 3.5f}, y.index({0, st::slice{0, 2}}) * 10.0f - 1.0f);  // an expression, evaluated
+  CHECK_THROWS_WITH(x.index_put_({x > 3.5f}, y),
+                    "shape mismatch: value tensor of shape [2, 3] cannot be broadcast to indexing result of shape [2]");
+  CHECK(values(x) == dv({0, 1, 2, 3, 9, 9}));
+  CHECK(values(x.index({x.index({st::slice{}, 0}) > 1.0f})) == dv({3, 9, 9}));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(st::nonzero(st::from_vector<float>({0.0f, -0.0f, nan, 1.0f})).to_vector() == std::vector<i64>{2, 3});
+  const auto z = st::from_vector<std::complex<double>>({{0, 0}, {0, 1}, {1, 0}});
+  CHECK(st::nonzero(z).to_vector() == std::vector<i64>{1, 2});
+  CHECK(st::where(st::full<bool>({}, false))[0].sizes() == st::int_list{0});
+  CHECK(st::nonzero(st::zeros<float>({2, 0, 3})).sizes() == st::int_list{0, 3});
+}
+
+TEST_CASE("gathers read strided inputs in place", "[indexing]") {
+  const st::Tensor<float> x = st::arange<float>(64 * 32).view({64, 32}).t();  // transposed
+  const st::Tensor<i64> idx = ints({5, 0, 31, 7});
+  const st::Tensor<i64> idx2 = ints({3, 63, 1, 2}, {4, 1});
+  const auto before = st::thread_allocations();
+  const st::Tensor<float> a = st::index_select(x, 0, idx);
+  const st::Tensor<float> b = st::gather(x, 1, idx2);
+  const st::Tensor<float> c = x.index({idx, st::slice{0, 4}});
+  CHECK(st::thread_allocations().blocks - before.blocks == 3);  // the three results
+  CHECK(a.at({0, 1}) == 32.0f + 5);
+  CHECK(values(b) == dv({3 * 32, 63 * 32 + 1, 1 * 32 + 2, 2 * 32 + 3}));
+  CHECK(c.sizes() == st::int_list{4, 4});
+  CHECK(c.at({2, 3}) == 3 * 32 + 31.0f);
+}
+
+TEST_CASE("repeated indices add up in the same order for any thread count; gathers split over threads",
+          "[indexing][threads]") {
+  const int threads = st::get_num_threads();
+  const i64 n = 1 << 18;
+  const st::Tensor<float> src = st::sin(st::arange<float>(n) * 0.37f);
+  const st::Tensor<i64> idx = (st::arange<i64>(n) * 7919) % 97;
+  const st::Tensor<float> table = st::arange<float>(n) * 0.5f;
+  const st::Tensor<i64> perm = (st::arange<i64>(n) * 7919) % n;
+  std::vector<std::vector<float>> sums, puts, gathered;
+  for (const int t : {1, 4}) {
+    st::set_num_threads(t);
+    sums.push_back(st::scatter_add(st::zeros<float>({97}), 0, idx, src).to_vector());
+    st::Tensor<float> acc = st::zeros<float>({97});
+    acc.index_put_({idx}, src, true);
+    puts.push_back(acc.to_vector());
+    gathered.push_back(st::take(table, perm).to_vector());
+  }
+  st::set_num_threads(threads);
+  CHECK(sums[0] == sums[1]);
+  CHECK(puts[0] == puts[1]);
+  CHECK(sums[0] == puts[0]);
+  CHECK(gathered[0] == gathered[1]);
+  CHECK(gathered[0][3] == static_cast<float>((3 * 7919) % n) * 0.5f);
 }
