@@ -283,6 +283,26 @@ Tensor<T> sum_to_sizes(const Tensor<T>& g, int_list sizes) {
   return Tensor<T>(sum_to(g, sizes));
 }
 
+// True when an operation on t is recorded (so that its backward's copies are made only then).
+template <class T>
+bool records(const Tensor<T>& t) {
+  return differentiable_v<T> && t.requires_grad() && grad_enabled();
+}
+
+// Records out = a gather from self (when records(self)): its backward lays the gradient into
+// zeros of self's sizes with lay(zeros, grad), a scatter-add of the same indices.
+template <class T, class Lay>
+void record_gather(Tensor<T>& out, const Tensor<T>& self, Lay lay) {
+  if constexpr (differentiable_v<T>) {
+    const Tensor<T> inputs[1] = {self};
+    record_function<T>(out, inputs, [sizes = self.sizes().vec(), lay = std::move(lay)](const Tensor<T>& g, std::size_t) {
+      Tensor<T> z = zeros<T>(sizes);
+      lay(z, g);
+      return z;
+    });
+  }
+}
+
 // ---- gather and scatter ----
 void gather_shape_check(int_list self, std::int64_t dim, int_list index) {
   if (dims_or_one(self) != dims_or_one(index))
@@ -368,16 +388,9 @@ Tensor<T> gather_impl(const Tensor<T>& self, std::int64_t dim, const Tensor<std:
   walk w = scatter_walk(self, dim, index);
   set_dense(w, out);
   run_walk<T>(w, walk_mode::get);
-  if constexpr (differentiable_v<T>) {
-    if (self.requires_grad() && grad_enabled()) {
-      const Tensor<T> inputs[1] = {self};
-      record_function<T>(out, inputs, [sizes = self.sizes().vec(), dim, ix = kept(index)](const Tensor<T>& g, std::size_t) {
-        Tensor<T> z = zeros<T>(sizes);
-        scatter_kernel<T>(z, dim, ix, g, true, false);
-        return z;
-      });
-    }
-  }
+  if (records(self)) record_gather(out, self, [dim, ix = kept(index)](const Tensor<T>& z, const Tensor<T>& g) {
+    scatter_kernel<T>(z, dim, ix, g, true, false);
+  });
   return out;
 }
 
@@ -556,16 +569,9 @@ Tensor<T> index_select_impl(const Tensor<T>& self, std::int64_t dim, const Tenso
   w.dense = bytes(out);
   w.dense_strides = self.dim() <= 1 ? dim_vector{1} : out.strides().vec();
   run_walk<T>(w, walk_mode::get);
-  if constexpr (differentiable_v<T>) {
-    if (self.requires_grad() && grad_enabled()) {
-      const Tensor<T> inputs[1] = {self};
-      record_function<T>(out, inputs, [sizes = self.sizes().vec(), dim, ix = kept(index)](const Tensor<T>& g, std::size_t) {
-        Tensor<T> z = zeros<T>(sizes);
-        index_add_kernel<T>(z, dim, ix, g.dim() == 0 ? g.view({1}) : g, convert<T>(1));
-        return z;
-      });
-    }
-  }
+  if (records(self)) record_gather(out, self, [dim, ix = kept(index)](const Tensor<T>& z, const Tensor<T>& g) {
+    index_add_kernel<T>(z, dim, ix, g.dim() == 0 ? g.view({1}) : g, convert<T>(1));
+  });
   return out;
 }
 
@@ -635,22 +641,15 @@ Tensor<T> take_impl(const Tensor<T>& self, const Tensor<std::int64_t>& index) {
                                  {reinterpret_cast<char*>(index.data_ptr()), index.strides(), sizeof(std::int64_t)}};
     execute(make_plan(out.sizes(), ops), &take_row<T>, &tile_by_rows<take_ctx<T>, &take_row<T>>, &ctx);
   }
-  if constexpr (differentiable_v<T>) {
-    if (self.requires_grad() && grad_enabled()) {
-      const Tensor<T> inputs[1] = {self};
-      record_function<T>(out, inputs, [sizes = self.sizes().vec(), n, ix = kept(index)](const Tensor<T>& g, std::size_t) {
-        Tensor<T> z = zeros<T>({n});
-        walk w;
-        w.sizes = ix.sizes().vec();
-        set_dense(w, g);
-        w.base = bytes(z);
-        w.base_strides = dim_vector(w.sizes.size(), 0);
-        w.indices.push_back({ix.data_ptr(), ix.strides().vec(), 1, n});
-        run_walk<T>(w, walk_mode::add);
-        return z.view(sizes);
-      });
-    }
-  }
+  if (records(self)) record_gather(out, self, [n, ix = kept(index)](const Tensor<T>& z, const Tensor<T>& g) {
+    walk w;  // z is contiguous: flat index i is element i
+    w.sizes = ix.sizes().vec();
+    set_dense(w, g);
+    w.base = bytes(z);
+    w.base_strides = dim_vector(w.sizes.size(), 0);
+    w.indices.push_back({ix.data_ptr(), ix.strides().vec(), 1, n});
+    run_walk<T>(w, walk_mode::add);
+  });
   return out;
 }
 
@@ -1001,16 +1000,9 @@ Tensor<T> index_impl(const Tensor<T>& self, std::span<const tensor_index> entrie
   const sliced<T> s = apply_entries(self, entries);
   if (s.indices.tensors.empty()) return s.view;
   Tensor<T> out = gather_advanced(s.view, s.indices);
-  if constexpr (differentiable_v<T>) {
-    if (s.view.requires_grad() && grad_enabled()) {
-      const Tensor<T> inputs[1] = {s.view};
-      record_function<T>(out, inputs, [sizes = s.view.sizes().vec(), ix = kept(s.indices)](const Tensor<T>& g, std::size_t) {
-        Tensor<T> z = zeros<T>(sizes);
-        put_kernel(z, ix, g, true, false);
-        return z;
-      });
-    }
-  }
+  if (records(s.view)) record_gather(out, s.view, [ix = kept(s.indices)](const Tensor<T>& z, const Tensor<T>& g) {
+    put_kernel(z, ix, g, true, false);
+  });
   return out;
 }
 
