@@ -191,7 +191,7 @@ void walk_row(const void* c, char* const* ptrs, const std::int64_t* st, std::int
 // A tiled plan's tile, row by row (the walk does not need the engine's transposes).
 template <class Ctx, row_fn Row>
 void tile_by_rows(const void* c, char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1, std::int64_t n0,
-               std::int64_t n1, loop_status* status) {
+                  std::int64_t n1, loop_status* status) {
   const std::size_t nops = static_cast<const Ctx*>(c)->nops;
   char* p[max_operands];
   for (std::int64_t j = 0; j < n1; ++j) {
@@ -269,7 +269,7 @@ Tensor<U> unaliased(const Tensor<T>& self, const Tensor<U>& t) {
   return self.is_alias_of(t) ? t.detach().clone() : t;
 }
 
-// A copy of grad for an index tensor a backward keeps (the caller may change the original).
+// A copy of an index tensor that a backward keeps (the caller may change the original).
 Tensor<std::int64_t> kept(const Tensor<std::int64_t>& index) { return index.clone(); }
 
 template <class T>
@@ -394,6 +394,16 @@ Tensor<T> gather_impl(const Tensor<T>& self, std::int64_t dim, const Tensor<std:
   return out;
 }
 
+namespace {
+// g without what scatter(dim, index) overwrote (those positions of self do not reach the output).
+template <class T>
+Tensor<T> zeroed_at(const Tensor<T>& g, std::int64_t dim, const Tensor<std::int64_t>& index) {
+  Tensor<T> z = g.clone();
+  scatter_kernel<T>(z, dim, index, zeros<T>({}), false, true);
+  return z;
+}
+}  // namespace
+
 template <element T>
 void scatter_into(const Tensor<T>& self, std::int64_t dim, const Tensor<std::int64_t>& index, const Tensor<T>& src,
                   bool add, bool value_only) {
@@ -411,12 +421,7 @@ Tensor<T> scatter_impl(const Tensor<T>& self, std::int64_t dim, const Tensor<std
       const Tensor<T> inputs[2] = {self, src};
       record_function<T>(out, inputs,
                          [dim, add, ix = kept(index), src_sizes = src.sizes().vec()](const Tensor<T>& g, std::size_t i) {
-                           if (i == 0) {  // self: what the scatter overwrote gets no gradient
-                             if (add || ix.numel() == 0) return g;
-                             Tensor<T> z = g.clone();
-                             scatter_kernel<T>(z, dim, ix, zeros<T>({}), false, true);
-                             return z;
-                           }
+                           if (i == 0) return add || ix.numel() == 0 ? g : zeroed_at(g, dim, ix);
                            // src: the gradient at the positions it was written to (zero elsewhere)
                            Tensor<T> gs = zeros<T>(src_sizes);
                            if (ix.numel() == 0) return gs;
@@ -437,11 +442,8 @@ Tensor<T> scatter_value_impl(const Tensor<T>& self, std::int64_t dim, const Tens
   if constexpr (differentiable_v<T>) {
     if (self.requires_grad() && grad_enabled()) {
       const Tensor<T> inputs[1] = {self};
-      record_function<T>(out, inputs, [dim, ix = kept(index)](const Tensor<T>& g, std::size_t) {
-        Tensor<T> z = g.clone();
-        scatter_kernel<T>(z, dim, ix, zeros<T>({}), false, true);
-        return z;
-      });
+      record_function<T>(out, inputs,
+                         [dim, ix = kept(index)](const Tensor<T>& g, std::size_t) { return zeroed_at(g, dim, ix); });
     }
   }
   return out;
