@@ -12,4 +12,5 @@ export import strata.expr;
 export import strata.linalg;
 export import strata.random;
 export import strata.manip;
+export import strata.indexing;
 export import strata.io;

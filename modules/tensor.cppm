@@ -117,11 +117,19 @@ class Tensor;
 /// A tensor of uninitialized elements (zeros for non-trivial types such as float128).
 template <element T>
 Tensor<T> empty(int_list sizes);
+
+// ---- advanced indexing (strata.indexing): tensor_index is defined at the end of this file ----
+class tensor_index;
 }  // namespace strata
 
-// Exported (in detail), as the blocks below: the operator modules check in-place writes
-// (check_inplace_source) and record their nodes (record_function).
+// Exported (in detail): the operator modules record their nodes with record_function and
+// check in-place writes with check_inplace_source, and strata.indexing specializes indexing_ops.
 export namespace strata::detail {
+/// Tensor's index and index_put_ members, supplied by strata.indexing (as reductions are by
+/// strata.expr): this module cannot import the module that implements them.
+template <class T>
+struct indexing_ops;
+
 /// How a view's gradient reaches its base.
 enum class view_kind {
   general,   ///< laid into a zero tensor of the base's sizes through the same view
@@ -524,6 +532,37 @@ class Tensor {
     return reshape(target);
   }
 
+  // ---- advanced indexing (needs strata.indexing; templates, so that the explicit
+  // instantiations in src/tensor.cpp do not instantiate them) ----
+  /// libtorch's t.index({...}): integers, slices, ellipsis and none give a view; bool masks and
+  /// index tensors (PyTorch's advanced indexing) give a copy.
+  template <class I = tensor_index, class Self = Tensor>
+  Tensor index(std::initializer_list<std::type_identity_t<I>> indices) const {
+    return detail::indexing_ops<Self>::index(*this, std::span<const I>(indices.begin(), indices.size()));
+  }
+  /// index() with the entries in a vector.
+  template <class I = tensor_index, class Self = Tensor>
+  Tensor index(const std::vector<std::type_identity_t<I>>& indices) const {
+    return detail::indexing_ops<Self>::index(*this, std::span<const I>(indices));
+  }
+  /// libtorch's t.index_put_({...}, values): writes values (a tensor of this dtype broadcast to
+  /// the shape index() would give, or a scalar) where index() reads; with accumulate, adds them
+  /// (repeated indices add up). Returns *this.
+  template <class V, class I = tensor_index, class Self = Tensor>
+  const Tensor& index_put_(std::initializer_list<std::type_identity_t<I>> indices, const V& values,
+                           bool accumulate = false) const {
+    detail::indexing_ops<Self>::index_put_(*this, std::span<const I>(indices.begin(), indices.size()), values,
+                                           accumulate);
+    return *this;
+  }
+  /// index_put_() with the entries in a vector.
+  template <class V, class I = tensor_index, class Self = Tensor>
+  const Tensor& index_put_(const std::vector<std::type_identity_t<I>>& indices, const V& values,
+                           bool accumulate = false) const {
+    detail::indexing_ops<Self>::index_put_(*this, std::span<const I>(indices), values, accumulate);
+    return *this;
+  }
+
  private:
   template <element U> friend class Tensor;
   friend struct detail::autograd_access<Tensor>;
@@ -844,3 +883,79 @@ STRATA_GRAD_INSTANCES(std::complex<double>)
 }  // namespace strata
 #undef STRATA_TENSOR_INSTANCES
 #undef STRATA_GRAD_INSTANCES
+
+// ---- advanced indexing (strata.indexing): the entries of Tensor::index and index_put_ ----
+export namespace strata {
+/// Python's start:stop:step in a tensor_index: an unset bound means the whole dim; negative
+/// bounds count from the end and out-of-range bounds clamp; step must be positive.
+struct slice {
+  std::optional<std::int64_t> start;  ///< first index (unset: 0)
+  std::optional<std::int64_t> stop;   ///< one past the last (unset: the dim's size)
+  std::int64_t step = 1;              ///< distance between indices
+};
+/// The type of strata::ellipsis.
+struct ellipsis_t {
+  explicit constexpr ellipsis_t() = default;
+};
+/// Python's `...` in a tensor_index: as many whole dims as the other entries leave.
+inline constexpr ellipsis_t ellipsis{};
+/// The type of strata::none.
+struct none_t {
+  explicit constexpr none_t() = default;
+};
+/// Python's None in a tensor_index: a new dim of size 1.
+inline constexpr none_t none{};
+
+/// One entry of t.index({...}) and t.index_put_({...}, v), as libtorch's TensorIndex: an
+/// integer (select), a slice, ellipsis, none, a bool mask, or an int64 or int32 index tensor
+/// (an expression such as x > 0 is evaluated first).
+class tensor_index {
+ public:
+  /// What the entry holds.
+  enum class kind { integer, slice, ellipsis, none, mask, tensor };
+  /// An integer: selects one index of a dim (negative counts from the end).
+  template <class I>
+    requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+  tensor_index(I i) : kind_(kind::integer), integer_(static_cast<std::int64_t>(i)) {}  // NOLINT: implicit
+  /// A slice of a dim.
+  tensor_index(strata::slice s) : kind_(kind::slice), slice_(s) {}  // NOLINT
+  /// `...`.
+  tensor_index(ellipsis_t) : kind_(kind::ellipsis) {}  // NOLINT
+  /// A new dim of size 1.
+  tensor_index(none_t) : kind_(kind::none) {}  // NOLINT
+  /// A bool mask over as many dims as it has (its true elements' coordinates).
+  tensor_index(Tensor<bool> mask) : kind_(kind::mask), mask_(std::move(mask)) {}  // NOLINT
+  /// Index tensors broadcast together (PyTorch's advanced indexing).
+  tensor_index(Tensor<std::int64_t> indices) : kind_(kind::tensor), indices_(std::move(indices)) {}  // NOLINT
+  /// An int32 index tensor (converted to int64).
+  tensor_index(const Tensor<std::int32_t>& indices)  // NOLINT
+      : tensor_index(indices.template to<std::int64_t>()) {}
+  /// Any other element type cannot index.
+  template <element U>
+    requires(!std::is_same_v<U, bool> && !std::is_same_v<U, std::int64_t> && !std::is_same_v<U, std::int32_t>)
+  tensor_index(const Tensor<U>&) : kind_(kind::none) {  // NOLINT
+    static_assert(sizeof(U) == 0, "tensors used as indices must be bool (a mask), int64 or int32 tensors");
+  }
+  /// An expression (x > 0, idx + 1), evaluated.
+  template <detail::lazy_expression E>
+  tensor_index(const E& e) : tensor_index(e.template to<typename E::value_type>()) {}  // NOLINT
+
+  /// What the entry holds.
+  kind type() const noexcept { return kind_; }
+  /// The integer (kind::integer).
+  std::int64_t as_integer() const noexcept { return integer_; }
+  /// The slice (kind::slice).
+  const strata::slice& as_slice() const noexcept { return slice_; }
+  /// The mask (kind::mask).
+  const Tensor<bool>& as_mask() const noexcept { return mask_; }
+  /// The index tensor (kind::tensor).
+  const Tensor<std::int64_t>& as_tensor() const noexcept { return indices_; }
+
+ private:
+  kind kind_;
+  std::int64_t integer_ = 0;
+  strata::slice slice_;
+  Tensor<bool> mask_;
+  Tensor<std::int64_t> indices_;
+};
+}  // namespace strata
