@@ -147,6 +147,15 @@ using boost::multiprecision::atan2;
 using boost::multiprecision::copysign;
 }  // namespace boost::multiprecision
 
+// Shared by the operator modules (exported in detail).
+export namespace strata::detail {
+/// The real type of an element type: T itself, or the part type of std::complex<T>.
+template <class T> struct real_of { using type = T; };
+template <class T> struct real_of<std::complex<T>> { using type = T; };
+/// real_of<T>::type.
+template <class T> using real_t = typename real_of<T>::type;
+}  // namespace strata::detail
+
 export namespace strata {
 /// The four categories promotion orders: bool < integral < floating < complex.
 enum class category : std::int8_t { boolean, integral, floating, complex };

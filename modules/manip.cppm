@@ -71,8 +71,6 @@ bool overflows(S v) {
     }
   }
 }
-template <class T> struct real_of { using type = T; };
-template <class T> struct real_of<std::complex<T>> { using type = T; };
 
 /// A Python scalar argument (start, end) as torch's Scalar.to<T>(): range-checked with c10's
 /// rule, then converted (an integer into an integer type wraps, as c10's cast does).

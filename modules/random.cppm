@@ -135,11 +135,6 @@ struct generator_access {
   }
 };
 
-/// The real type of an element type (float for complex<float>).
-template <class T> struct real_of { using type = T; };
-template <class T> struct real_of<std::complex<T>> { using type = T; };
-template <class T> using real_t = typename real_of<T>::type;
-
 // Samplers, compiled once per dtype (src/random.cpp); each checks the dtype and its
 // arguments with PyTorch's messages and writes every element of t by logical index.
 /// uniform_(t, from, to).

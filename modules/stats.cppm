@@ -26,9 +26,6 @@ import :elementwise;
 import :reduce;
 
 namespace strata::detail {
-template <class V>
-using real_t = typename complex_value<V>::type;
-
 /// How many elements a reduction over dims (empty: all) combines.
 inline double reduced_count(int_list sizes, int_list dims) {
   const auto mask = reduction_mask(dims, static_cast<std::int64_t>(sizes.size()));
