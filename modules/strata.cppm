@@ -10,4 +10,5 @@ export import strata.autograd;
 export import strata.tensor;
 export import strata.expr;
 export import strata.linalg;
+export import strata.sorting;
 export import strata.io;
