@@ -26,6 +26,7 @@ module;
 #include <memory>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -306,22 +307,59 @@ void record_selection(Tensor<T>& values, const Tensor<std::int64_t>& indices, co
   }
 }
 
-/// The outputs of a reduction along d (values and indices, sizes with the dim kept).
-template <class T>
-struct reduction_out {
-  reduced_sizes sizes;
-  Tensor<T> values;
-  Tensor<std::int64_t> indices;
-  reduction_out(int_list in, std::int64_t d, bool keepdim)
-      : sizes(reduce_along(in, d, keepdim)), values(empty<T>(sizes.keep)), indices(empty<std::int64_t>(sizes.keep)) {}
-  /// The returned pair (reshaped to out sizes), recorded for autograd.
-  with_indices<T> finish(const Tensor<T>& x, std::int64_t d) {
-    Tensor<T> v = values.view(sizes.out);
-    Tensor<std::int64_t> i = indices.view(sizes.out);
-    record_selection(v, i, x, d, sizes.keep, false);
-    return {v, i};
-  }
-};
+/// sort and topk: each line of x along d as (value, index) pairs, reordered by arrange(buf),
+/// its first `keep` pairs stored (values and indices of x's rank with `keep` along d).
+template <class T, class Arrange>
+with_indices<T> arrange_lines(const Tensor<T>& x, std::int64_t d, std::int64_t keep, const Arrange& arrange) {
+  using K = compute_t<T>;
+  const dim_vector sizes = sizes_1d(x.sizes());
+  const std::int64_t n = sizes[static_cast<std::size_t>(d)];
+  dim_vector out = sizes;
+  out[static_cast<std::size_t>(d)] = keep;
+  const Tensor<T> values = empty<T>(out);
+  const Tensor<std::int64_t> indices = empty<std::int64_t>(out);
+  line_walk w(sizes, d);
+  const std::int64_t xs = w.add(strides_1d(x.strides())), vs = w.add(values.strides()), is = w.add(indices.strides());
+  for_lines<std::vector<keyed<K>>>(w, sort_work(x.numel(), std::max(keep, std::int64_t{2})),
+                                   [&](const std::int64_t* at, std::vector<keyed<K>>& buf) {
+    load_line(buf, x.data_ptr() + at[0], n, xs);
+    arrange(buf);
+    store_line(buf, keep, values.data_ptr() + at[1], vs, indices.data_ptr() + at[2], is);
+  });
+  Tensor<T> v = x.dim() == 0 ? values.view({}) : values;
+  Tensor<std::int64_t> i = x.dim() == 0 ? indices.view({}) : indices;
+  record_selection(v, i, x, d, out, false);
+  return {v, i};
+}
+
+/// kthvalue, median, nanmedian, mode: one element per line of x along d, the (value, index)
+/// that pick(line, n, stride, scratch) returns; PyTorch's checks (k: kthvalue's) and keepdim.
+template <class T, class Scratch, class Pick>
+with_indices<T> pick_lines(const Tensor<T>& x, std::int64_t dim, bool keepdim, const char* name,
+                           std::optional<std::int64_t> k, const Pick& pick) {
+  const std::int64_t d = wrap_dim(dim, x.dim());
+  check_nonempty_dim(x.sizes(), d, name);
+  const dim_vector sizes = sizes_1d(x.sizes());
+  const std::int64_t n = sizes[static_cast<std::size_t>(d)];
+  if (k && (*k < 1 || *k > n))
+    throw error(std::string(name) + ": selected number k out of range for dimension " + std::to_string(d));
+  const reduced_sizes r = reduce_along(x.sizes(), d, keepdim);
+  const Tensor<T> values = empty<T>(r.keep);
+  const Tensor<std::int64_t> indices = empty<std::int64_t>(r.keep);
+  line_walk w(sizes, d);
+  const std::int64_t xs = w.add(strides_1d(x.strides()));
+  w.add(values.strides());
+  w.add(indices.strides());
+  for_lines<Scratch>(w, sort_work(x.numel(), 2), [&](const std::int64_t* at, Scratch& scratch) {
+    const auto [value, index] = pick(x.data_ptr() + at[0], n, xs, scratch);
+    values.data_ptr()[at[1]] = convert<T>(value);
+    indices.data_ptr()[at[2]] = index;
+  });
+  Tensor<T> v = values.view(r.out);
+  Tensor<std::int64_t> i = indices.view(r.out);
+  record_selection(v, i, x, d, r.keep, false);
+  return {v, i};
+}
 
 // ---- scans ----
 /// PyTorch's CPU accumulation type (at::acc_type<T, false>); integers wrap in 64 bits, so
@@ -625,90 +663,51 @@ template <element T>
 with_indices<T> sort_run(const Tensor<T>& x, std::int64_t dim, bool descending, bool stable) {
   using K = compute_t<T>;
   const std::int64_t d = wrap_dim(dim, x.dim());
-  Tensor<T> values = empty<T>(x.sizes());
-  Tensor<std::int64_t> indices = empty<std::int64_t>(x.sizes());
-  const dim_vector sizes = sizes_1d(x.sizes());
-  const std::int64_t n = sizes[static_cast<std::size_t>(d)];
-  line_walk w(sizes, d);
-  const std::int64_t xs = w.add(strides_1d(x.strides())), vs = w.add(strides_1d(values.strides())),
-                     is = w.add(strides_1d(indices.strides()));
-  for_lines<std::vector<keyed<K>>>(w, sort_work(x.numel(), n), [&](const std::int64_t* at, auto& buf) {
-    load_line(buf, x.data_ptr() + at[0], n, xs);
+  const auto order = [stable](std::vector<keyed<K>>& buf, auto less) {
+    if (!stable) return std::sort(buf.begin(), buf.end(), less);
     // A stable sort is the sort whose ties are broken by index: a strict total order has one
     // result (and std::stable_sort's buffer is deprecated under C++20's libstdc++ 12).
-    const auto order = [&](auto less) {
-      if (!stable) return std::sort(buf.begin(), buf.end(), less);
-      std::sort(buf.begin(), buf.end(), [less](const keyed<K>& a, const keyed<K>& b) {
-        return less(a, b) || (!less(b, a) && a.second < b.second);
-      });
-    };
-    if (descending) order(nan_first_greater<K>{});
-    else order(nan_last_less<K>{});
-    store_line(buf, n, values.data_ptr() + at[1], vs, indices.data_ptr() + at[2], is);
+    std::sort(buf.begin(), buf.end(), [less](const keyed<K>& a, const keyed<K>& b) {
+      return less(a, b) || (!less(b, a) && a.second < b.second);
+    });
+  };
+  return arrange_lines(x, d, sizes_1d(x.sizes())[static_cast<std::size_t>(d)], [&](std::vector<keyed<K>>& buf) {
+    if (descending) order(buf, nan_first_greater<K>{});
+    else order(buf, nan_last_less<K>{});
   });
-  record_selection(values, indices, x, d, sizes, false);
-  return {values, indices};
 }
 
 template <element T>
 with_indices<T> topk_run(const Tensor<T>& x, std::int64_t k, std::int64_t dim, bool largest, bool sorted) {
   using K = compute_t<T>;
   const std::int64_t d = wrap_dim(dim, x.dim());
-  const dim_vector sizes = sizes_1d(x.sizes());
-  const std::int64_t n = sizes[static_cast<std::size_t>(d)];
+  const std::int64_t n = x.dim() == 0 ? 1 : x.size(d);
   if (k < 0 || k > n) throw error("selected index k out of range");
-  if (x.dim() == 0) {  // PyTorch: the element itself, even for k = 0
-    Tensor<T> v = x.clone();
-    Tensor<std::int64_t> i = zeros<std::int64_t>({});
-    record_selection(v, i, x, d, sizes, false);
-    return {v, i};
-  }
-  dim_vector out_sizes = sizes;
-  out_sizes[static_cast<std::size_t>(d)] = k;
-  Tensor<T> values = empty<T>(out_sizes);
-  Tensor<std::int64_t> indices = empty<std::int64_t>(out_sizes);
-  line_walk w(sizes, d);
-  const std::int64_t xs = w.add(x.strides()), vs = w.add(values.strides()), is = w.add(indices.strides());
-  for_lines<std::vector<keyed<K>>>(w, sort_work(x.numel(), k), [&](const std::int64_t* at, auto& buf) {
-    load_line(buf, x.data_ptr() + at[0], n, xs);
-    // PyTorch's choice: a partial sort for few elements, else a selection (then sort the k).
-    const auto select = [&](auto before) {
-      if (k * 64 <= n) {
-        std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), before);
-      } else {
-        std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end(), before);
-        if (sorted) std::sort(buf.begin(), buf.begin() + (k - 1), before);
-      }
-    };
-    if (largest) select(nan_first_greater<K>{});
-    else select(nan_last_less<K>{});
-    store_line(buf, k, values.data_ptr() + at[1], vs, indices.data_ptr() + at[2], is);
+  if (x.dim() == 0) k = 1;  // PyTorch: the element itself, even for k = 0
+  // PyTorch's choice: a partial sort for few elements, else a selection (then sort the k).
+  const auto select = [k, n, sorted](std::vector<keyed<K>>& buf, auto before) {
+    if (k * 64 <= n) {
+      std::partial_sort(buf.begin(), buf.begin() + k, buf.end(), before);
+    } else {
+      std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end(), before);
+      if (sorted) std::sort(buf.begin(), buf.begin() + (k - 1), before);
+    }
+  };
+  return arrange_lines(x, d, k, [&](std::vector<keyed<K>>& buf) {
+    if (largest) select(buf, nan_first_greater<K>{});
+    else select(buf, nan_last_less<K>{});
   });
-  record_selection(values, indices, x, d, out_sizes, false);
-  return {values, indices};
 }
 
 template <element T>
 with_indices<T> kthvalue_run(const Tensor<T>& x, std::int64_t k, std::int64_t dim, bool keepdim) {
   using K = compute_t<T>;
-  const std::int64_t d = wrap_dim(dim, x.dim());
-  check_nonempty_dim(x.sizes(), d, "kthvalue()");
-  const dim_vector sizes = sizes_1d(x.sizes());
-  const std::int64_t n = sizes[static_cast<std::size_t>(d)];
-  if (k < 1 || k > n) throw error("kthvalue(): selected number k out of range for dimension " + std::to_string(d));
-  reduction_out<T> r(x.sizes(), d, keepdim);
-  line_walk w(sizes, d);
-  const std::int64_t xs = w.add(strides_1d(x.strides()));
-  w.add(r.values.strides());
-  w.add(r.indices.strides());
-  for_lines<std::vector<keyed<K>>>(w, sort_work(x.numel(), 2), [&](const std::int64_t* at, auto& buf) {
-    load_line(buf, x.data_ptr() + at[0], n, xs);
+  return pick_lines<T, std::vector<keyed<K>>>(x, dim, keepdim, "kthvalue()", k,
+                                               [k](const T* line, std::int64_t n, std::int64_t stride, auto& buf) {
+    load_line(buf, line, n, stride);
     quickselect(buf, k - 1);
-    const keyed<K>& kth = buf[static_cast<std::size_t>(k - 1)];
-    r.values.data_ptr()[at[1]] = convert<T>(kth.first);
-    r.indices.data_ptr()[at[2]] = kth.second;
+    return buf[static_cast<std::size_t>(k - 1)];
   });
-  return r.finish(x, d);
 }
 
 template <element T>
@@ -754,28 +753,14 @@ with_indices<T> median_dim_run(const Tensor<T>& x, std::int64_t dim, bool keepdi
     std::vector<K> v;
     std::vector<std::int64_t> idx;
   };
-  const std::int64_t d = wrap_dim(dim, x.dim());
-  check_nonempty_dim(x.sizes(), d, "median()");
-  const dim_vector sizes = sizes_1d(x.sizes());
-  const std::int64_t n = sizes[static_cast<std::size_t>(d)];
-  reduction_out<T> r(x.sizes(), d, keepdim);
-  line_walk w(sizes, d);
-  const std::int64_t xs = w.add(strides_1d(x.strides()));
-  w.add(r.values.strides());
-  w.add(r.indices.strides());
-  for_lines<scratch>(w, sort_work(x.numel(), 2), [&](const std::int64_t* at, scratch& s) {
-    s.v.resize(static_cast<std::size_t>(n));
-    for (std::int64_t j = 0; j < n; ++j) s.v[static_cast<std::size_t>(j)] = static_cast<K>(x.data_ptr()[at[0] + j * xs]);
-    T* value = r.values.data_ptr() + at[1];
-    std::int64_t* index = r.indices.data_ptr() + at[2];
-    const auto nan = std::find_if(s.v.begin(), s.v.end(), [](const K& e) { return is_nan(e); });
-    if (!ignore_nan && nan != s.v.end()) {  // median: the first NaN
-      *value = convert<T>(*nan);
-      *index = nan - s.v.begin();
-      return;
-    }
+  return pick_lines<T, scratch>(x, dim, keepdim, "median()", std::nullopt,
+                                [ignore_nan](const T* line, std::int64_t n, std::int64_t stride, scratch& s) {
+    std::vector<K>& v = s.v;
+    v.resize(static_cast<std::size_t>(n));
+    for (std::int64_t j = 0; j < n; ++j) v[static_cast<std::size_t>(j)] = static_cast<K>(line[j * stride]);
+    const auto nan = std::find_if(v.begin(), v.end(), [](const K& e) { return is_nan(e); });
+    if (!ignore_nan && nan != v.end()) return keyed<K>{*nan, nan - v.begin()};  // median: the first NaN
     // Equal values order by index, and (nanmedian) NaN last, as PyTorch's comparators.
-    const std::vector<K>& v = s.v;
     const auto before = [&v](std::int64_t i, std::int64_t j) {
       const K& a = v[static_cast<std::size_t>(i)];
       const K& b = v[static_cast<std::size_t>(j)];
@@ -786,46 +771,33 @@ with_indices<T> median_dim_run(const Tensor<T>& x, std::int64_t dim, bool keepdi
     std::iota(s.idx.begin(), s.idx.end(), std::int64_t{0});
     const auto nth = s.idx.begin() + (n - nans - 1) / 2;
     std::nth_element(s.idx.begin(), nth, s.idx.end(), before);
-    *value = convert<T>(v[static_cast<std::size_t>(*nth)]);
-    *index = *nth;
+    return keyed<K>{v[static_cast<std::size_t>(*nth)], *nth};
   });
-  return r.finish(x, d);
 }
 
 template <element T>
 with_indices<T> mode_run(const Tensor<T>& x, std::int64_t dim, bool keepdim) {
   using K = compute_t<T>;
-  const std::int64_t d = wrap_dim(dim, x.dim());
-  check_nonempty_dim(x.sizes(), d, "mode()");
-  const dim_vector sizes = sizes_1d(x.sizes());
-  const std::int64_t n = sizes[static_cast<std::size_t>(d)];
-  reduction_out<T> r(x.sizes(), d, keepdim);
-  line_walk w(sizes, d);
-  const std::int64_t xs = w.add(strides_1d(x.strides()));
-  w.add(r.values.strides());
-  w.add(r.indices.strides());
-  for_lines<std::vector<keyed<K>>>(w, sort_work(x.numel(), n), [&](const std::int64_t* at, auto& buf) {
-    load_line(buf, x.data_ptr() + at[0], n, xs);
+  return pick_lines<T, std::vector<keyed<K>>>(x, dim, keepdim, "mode()", std::nullopt,
+                                               [](const T* line, std::int64_t n, std::int64_t stride, auto& buf) {
+    load_line(buf, line, n, stride);
     // PyTorch's: sort by value only (unstable), then the first longest run wins; its index
     // is the run's last element's.
     std::sort(buf.begin(), buf.end(), [](const keyed<K>& a, const keyed<K>& b) { return a.first < b.first; });
     keyed<K> best{K{}, 0};
     std::int64_t run = 0, longest = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const auto iu = static_cast<std::size_t>(i);
+    for (std::size_t i = 0; i < buf.size(); ++i) {
       ++run;
-      if (i == n - 1 || buf[iu].first != buf[iu + 1].first) {
+      if (i + 1 == buf.size() || buf[i].first != buf[i + 1].first) {
         if (run > longest) {
-          best = buf[iu];
+          best = buf[i];
           longest = run;
         }
         run = 0;
       }
     }
-    r.values.data_ptr()[at[1]] = convert<T>(best.first);
-    r.indices.data_ptr()[at[2]] = best.second;
+    return best;
   });
-  return r.finish(x, d);
 }
 
 template <element T>
