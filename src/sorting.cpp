@@ -3,17 +3,19 @@
 // at the end.
 //
 // Selections (sort, topk, kthvalue, median, mode) copy each line into a buffer of
-// (value, index) pairs and run what PyTorch 1.13's CPU kernels run: std::sort or
-// std::stable_sort, std::partial_sort / std::nth_element, Sedgewick's quickselect. Those are
-// deterministic for a given sequence (the same libstdc++ as torch's build), so equal values
-// come back with torch's indices even from an unstable sort. Lines are split over threads.
+// (value, index) pairs and run what PyTorch 1.13's CPU kernels run: std::sort,
+// std::partial_sort / std::nth_element, Sedgewick's quickselect (a stable sort is std::sort
+// with ties broken by index). Those are deterministic for a given sequence (libstdc++ 12 here
+// and in torch's build), so equal values come back with torch's indices even from an
+// unstable sort. Lines are split over threads.
 //
 // Scans keep one running value per line in PyTorch's accumulation type (double for float,
 // float for half and bfloat16, int64 for integers: at::acc_type on CPU), so results match
-// torch's bit for bit. Several lines are scanned at once: when the scanned dim is the
-// fastest in memory, 8 neighbouring lines interleaved (independent dependency chains);
-// otherwise a block of the fastest dim is the running vector and every step along the scanned
-// dim is one vectorised pass over a row of it (cumsum along dim 0 reads each row once).
+// torch's bit for bit (so each line is summed in order). Several lines run at once: when the
+// scanned dim is the fastest in memory, 4 neighbouring lines interleaved (independent
+// dependency chains, prefetched); otherwise a block of the fastest dim is the running vector
+// and every step along the scanned dim is one vectorised pass over a row of it (cumsum along
+// dim 0 reads each row once). Outputs take a transposed input's memory order.
 module;
 #include <algorithm>
 #include <array>
@@ -107,7 +109,7 @@ void check_nonempty_dim(int_list sizes, std::int64_t d, const char* name) {
 
 // ---- lines ----
 /// The lines along dim d of up to four tensors with the same sizes but along d: line l of
-/// operand k starts at element offset start[k] and steps along(k) elements per position.
+/// operand k starts at element offset start[k] (seek), and add() gave its stride along d.
 class line_walk {
  public:
   static constexpr std::size_t max_operands = 4;
@@ -439,25 +441,35 @@ struct scan_args {
 
 /// count neighbouring lines scanned together (B > 0: exactly B, state kept in registers).
 /// Each step loads all the lines' inputs before it stores: lines a multiple of 4 KiB apart
-/// would otherwise make every load wait on the previous line's store (4K aliasing).
+/// would otherwise make every load wait on the previous line's store (4K aliasing). Lines
+/// read densely are prefetched 1 KiB ahead: the hardware prefetchers lose B streams 16 KiB
+/// apart (cumsum along rows of [4096, 4096] float: 8.2 ms without, 6.7 ms with, 4 lines).
 template <int B, class Op>
 void scan_block(const Op& op, const scan_args<Op>& a, std::int64_t count, typename Op::state* buf) {
+  using In = typename Op::in_type;
   typename Op::state local[B > 0 ? B : 1];
   typename Op::state* s = B > 0 ? local : buf;
   const std::int64_t m = B > 0 ? B : count;
   for (std::int64_t b = 0; b < m; ++b) s[b] = op.init();
-  for (std::int64_t t = 0; t < a.n; ++t) {
-    if constexpr (B > 0) {
-      typename Op::in_type in[B];
-      for (std::int64_t b = 0; b < B; ++b) in[b] = a.x[t * a.xs + b * a.xi];
-      for (std::int64_t b = 0; b < B; ++b) op.step(s[b], in[b], t);
-    } else {
-      for (std::int64_t b = 0; b < m; ++b) op.step(s[b], a.x[t * a.xs + b * a.xi], t);
-    }
-    for (std::int64_t b = 0; b < m; ++b) {
-      const std::int64_t o = t * a.ys + b * a.yi;
-      a.y[o] = op.value(s[b]);
-      if constexpr (Op::indexed) a.ix[o] = op.index(s[b]);
+  constexpr std::int64_t chunk = 16;
+  const std::int64_t bytes = std::abs(a.xs) * static_cast<std::int64_t>(sizeof(In));
+  const std::int64_t ahead = B > 0 && bytes > 0 && bytes <= 64 ? 1024 / bytes : 0;
+  for (std::int64_t t0 = 0; t0 < a.n; t0 += chunk) {
+    if (ahead > 0 && t0 + ahead < a.n)
+      for (std::int64_t b = 0; b < m; ++b) __builtin_prefetch(a.x + (t0 + ahead) * a.xs + b * a.xi);
+    for (std::int64_t t = t0; t < std::min(a.n, t0 + chunk); ++t) {
+      if constexpr (B > 0) {
+        In in[B];
+        for (std::int64_t b = 0; b < B; ++b) in[b] = a.x[t * a.xs + b * a.xi];
+        for (std::int64_t b = 0; b < B; ++b) op.step(s[b], in[b], t);
+      } else {
+        for (std::int64_t b = 0; b < m; ++b) op.step(s[b], a.x[t * a.xs + b * a.xi], t);
+      }
+      for (std::int64_t b = 0; b < m; ++b) {
+        const std::int64_t o = t * a.ys + b * a.yi;
+        a.y[o] = op.value(s[b]);
+        if constexpr (Op::indexed) a.ix[o] = op.index(s[b]);
+      }
     }
   }
 }
@@ -525,7 +537,7 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
   // fit in 16 KiB (L1), narrower when that leaves a thread without a block.
   const bool along_lines = inner == sizes.size() || std::abs(a.xs) < std::abs(a.xi) ||
                            (std::abs(a.xs) == std::abs(a.xi) && std::abs(a.ys) < std::abs(a.yi));
-  constexpr std::int64_t interleave = 8;
+  constexpr std::int64_t interleave = 4;
   std::int64_t block = interleave;
   if (!along_lines) {
     const std::int64_t most = std::max<std::int64_t>(16, 32768 / static_cast<std::int64_t>(sizeof(typename Op::state)));
