@@ -13,4 +13,5 @@ export import strata.linalg;
 export import strata.random;
 export import strata.manip;
 export import strata.indexing;
+export import strata.sorting;
 export import strata.io;
