@@ -24,7 +24,7 @@ import strata.expr;
 namespace strata::detail {
 /// A result of values and their int64 indices along the dim.
 template <element T>
-using with_indices = std::tuple<Tensor<T>, Tensor<std::int64_t>>;
+using with_indices = values_indices<T>;
 
 /// What the public functions take: a tensor, or a lazy expression (evaluated first).
 template <class X>
@@ -82,7 +82,7 @@ auto sort(const X& x, std::int64_t dim = -1, bool descending = false, bool stabl
 /// The indices that sort x along dim (sort's second result).
 template <detail::evaluable X>
 Tensor<std::int64_t> argsort(const X& x, std::int64_t dim = -1, bool descending = false, bool stable = false) {
-  return std::get<1>(strata::sort(x, dim, descending, stable));
+  return strata::sort(x, dim, descending, stable).indices;
 }
 /// The k largest (or smallest) elements along dim and their indices, sorted unless asked not to.
 template <detail::evaluable X>

@@ -25,6 +25,11 @@ import strata.graph;
 import :elementwise;
 import :reduce;
 
+export namespace strata {
+template <element T>
+struct values_indices;
+}  // namespace strata
+
 namespace strata::detail {
 /// How many elements a reduction over dims (empty: all) combines.
 inline double reduced_count(int_list sizes, int_list dims) {
@@ -109,7 +114,7 @@ Tensor<T> pick_backward(const Tensor<T>& grad, const Tensor<std::int64_t>& indic
                         int_list sizes, bool keepdim);
 
 template <element T>
-std::tuple<Tensor<T>, Tensor<std::int64_t>> extreme_along(const Tensor<T>& x, std::int64_t dim, bool keepdim,
+values_indices<T> extreme_along(const Tensor<T>& x, std::int64_t dim, bool keepdim,
                                                           bool largest, const char* name) {
   static_assert(!is_complex_v<T>, "max and min along a dim are not defined for complex values.");
   const std::int64_t nd = x.dim();
@@ -193,6 +198,20 @@ auto vector_norm_of(const E& e, double ord, int_list dims, bool keepdim) {
 }  // namespace strata::detail
 
 export namespace strata {
+/// Values and their int64 indices along a dim (PyTorch's (values, indices) tuple):
+/// `auto [v, i] = max(x, 1);` or `max(x, 1).values` — no <tuple> needed.
+template <element T>
+struct values_indices {
+  Tensor<T> values;                ///< the values picked along the dim
+  Tensor<std::int64_t> indices;    ///< where they were along the dim
+};
+/// Two results read as PyTorch's tuples are: `auto [v, m] = var_mean(x);`.
+template <element A, element B>
+struct tensor_pair {
+  Tensor<A> first;   ///< the first result (var, std)
+  Tensor<B> second;  ///< the second result (mean)
+};
+
 /// Number of nonzero elements over dims (all when empty), as int64.
 template <class X>
   requires(detail::operand<X> && !detail::scalar_operand<X>)
@@ -241,7 +260,7 @@ auto var_mean(X&& x, int_list dims = {}, std::int64_t correction = 1, bool keepd
   using V = typename decltype(e)::value_type;
   const Tensor<V> m = mean(e, dims, true);
   Tensor<detail::real_t<V>> v = detail::variance_of(e, m.detach(), dims, correction, keepdim);
-  return std::tuple{v, keepdim ? m : Tensor<V>(m.view(v.sizes()))};
+  return tensor_pair<detail::real_t<V>, V>{v, keepdim ? m : Tensor<V>(m.view(v.sizes()))};
 }
 /// (std, mean) over dims, evaluated.
 template <class X>
@@ -249,7 +268,7 @@ template <class X>
 auto std_mean(X&& x, int_list dims = {}, std::int64_t correction = 1, bool keepdim = false) {
   auto [v, m] = var_mean(std::forward<X>(x), dims, correction, keepdim);
   using R = typename decltype(v)::value_type;
-  return std::tuple{Tensor<R>(detail::root_of(v, 0.5)), m};
+  return tensor_pair<R, typename decltype(m)::value_type>{Tensor<R>(detail::root_of(v, 0.5)), m};
 }
 
 namespace linalg {
@@ -281,12 +300,12 @@ Tensor<std::int64_t> argmin(const Tensor<T>& x, std::optional<std::int64_t> dim 
 }
 /// (values, indices) of the largest elements along dim (first index on ties; NaN propagates).
 template <element T>
-std::tuple<Tensor<T>, Tensor<std::int64_t>> max(const Tensor<T>& x, std::int64_t dim, bool keepdim = false) {
+values_indices<T> max(const Tensor<T>& x, std::int64_t dim, bool keepdim = false) {
   return detail::extreme_along(x, dim, keepdim, true, "max");
 }
 /// (values, indices) of the smallest elements along dim.
 template <element T>
-std::tuple<Tensor<T>, Tensor<std::int64_t>> min(const Tensor<T>& x, std::int64_t dim, bool keepdim = false) {
+values_indices<T> min(const Tensor<T>& x, std::int64_t dim, bool keepdim = false) {
   return detail::extreme_along(x, dim, keepdim, false, "min");
 }
 /// The largest element (amax over every element; NaN propagates).
