@@ -5,6 +5,7 @@ module;
 #include <climits>
 #include <boost/multiprecision/cpp_bin_float.hpp>
 #include <complex>
+#include <string>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -154,6 +155,20 @@ template <class T> struct real_of { using type = T; };
 template <class T> struct real_of<std::complex<T>> { using type = T; };
 /// real_of<T>::type.
 template <class T> using real_t = typename real_of<T>::type;
+/// PyTorch's ScalarType name of a dtype ("Float", "Long"), as its messages print it.
+inline std::string scalar_type_name(dtype d) {
+  constexpr std::string_view names[num_dtypes] = {"Bool",  "Byte",   "Char",         "Short",         "Int",
+                                                  "Long",  "Half",   "BFloat16",     "Float",         "Double",
+                                                  "ComplexFloat", "ComplexDouble", "Float128"};
+  return std::string(names[static_cast<int>(d)]);
+}
+/// c10's C++ name of a dtype ("int64_t", "at::Half"), as its conversion messages print it.
+inline std::string c10_type_name(dtype d) {
+  constexpr std::string_view names[num_dtypes] = {
+      "bool",  "uint8_t", "int8_t",       "int16_t", "int",                 "int64_t",              "at::Half",
+      "at::BFloat16", "float", "double", "c10::complex<float>", "c10::complex<double>", "strata::float128"};
+  return std::string(names[static_cast<int>(d)]);
+}
 }  // namespace strata::detail
 
 export namespace strata {

@@ -34,14 +34,6 @@ namespace strata::detail {
 namespace {
 std::string str(std::int64_t v) { return std::to_string(v); }
 
-// PyTorch's ScalarType names, as its messages print them.
-std::string type_name(dtype t) {
-  constexpr std::string_view names[num_dtypes] = {"Bool",  "Byte",   "Char",     "Short",  "Int",
-                                                  "Long",  "Half",   "BFloat16", "Float",  "Double",
-                                                  "ComplexFloat", "ComplexDouble", "Float128"};
-  return std::string(names[static_cast<int>(t)]);
-}
-
 bool is_index_type(dtype t) { return t == dtype::int64 || t == dtype::int32; }
 
 // Size and stride of dim d of a tensor, a 0-dim tensor counting as one element of one dim
@@ -76,22 +68,22 @@ void check_index_select_index(int_list index_sizes, dtype index) {
 }
 void check_take_index(dtype index) {
   if (index != dtype::int64)
-    throw dtype_error("take(): Expected a long tensor for index, but got " + type_name(index));
+    throw dtype_error("take(): Expected a long tensor for index, but got " + scalar_type_name(index));
 }
 void check_index_add_args(int_list index_sizes, dtype index, dtype self, dtype source) {
   if (index_sizes.size() > 1)
     throw index_error("index_add_(): Index is supposed to be a vector, but got dim: " +
-                      str(static_cast<std::int64_t>(index_sizes.size())) + " with type: " + type_name(index) +
+                      str(static_cast<std::int64_t>(index_sizes.size())) + " with type: " + scalar_type_name(index) +
                       " and size: " + to_string(index_sizes));
   if (!is_index_type(index))
-    throw dtype_error("index_add_(): Expected dtype int32/int64 for index but got: " + type_name(index));
+    throw dtype_error("index_add_(): Expected dtype int32/int64 for index but got: " + scalar_type_name(index));
   if (self != source)
-    throw dtype_error("index_add_(): self (" + type_name(self) + ") and source (" + type_name(source) +
+    throw dtype_error("index_add_(): self (" + scalar_type_name(self) + ") and source (" + scalar_type_name(source) +
                       ") must have the same scalar type");
 }
 void throw_index_put_dtype(dtype self, dtype values) {
-  throw dtype_error("Index put requires the source and destination dtypes match, got " + type_name(self) +
-                    " for the destination and " + type_name(values) + " for the source.");
+  throw dtype_error("Index put requires the source and destination dtypes match, got " + scalar_type_name(self) +
+                    " for the destination and " + scalar_type_name(values) + " for the source.");
 }
 void check_masked_fill_value(std::int64_t value_dim) {
   if (value_dim != 0)

@@ -83,28 +83,6 @@ distinct_dims distinct(const dim_vector& labels, int_list sizes, int_list stride
 }
 }  // namespace
 
-namespace {
-// PyTorch's ScalarType names, as its dtype messages print them.
-std::string scalar_type_name(dtype t) {
-  switch (t) {
-    case dtype::bool_: return "Bool";
-    case dtype::uint8: return "Byte";
-    case dtype::int8: return "Char";
-    case dtype::int16: return "Short";
-    case dtype::int32: return "Int";
-    case dtype::int64: return "Long";
-    case dtype::float16: return "Half";
-    case dtype::bfloat16: return "BFloat16";
-    case dtype::float32: return "Float";
-    case dtype::float64: return "Double";
-    case dtype::complex64: return "ComplexFloat";
-    case dtype::complex128: return "ComplexDouble";
-    case dtype::float128: return "Float128";
-  }
-  return "";
-}
-}  // namespace
-
 void throw_dtype_mismatch(dtype expected, dtype found) {
   throw dtype_error("expected scalar type " + scalar_type_name(expected) + " but found " + scalar_type_name(found));
 }

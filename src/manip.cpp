@@ -29,13 +29,6 @@ namespace strata::detail {
 namespace {
 std::string str(std::int64_t v) { return std::to_string(v); }
 
-// PyTorch's ScalarType name of a dtype, as its dispatch messages print it.
-std::string_view torch_type_name(dtype t) {
-  constexpr std::string_view names[num_dtypes] = {"Bool",   "Byte",     "Char",   "Short",        "Int",
-                                                  "Long",   "Half",     "BFloat16", "Float",      "Double",
-                                                  "ComplexFloat", "ComplexDouble", "Float128"};
-  return names[static_cast<int>(t)];
-}
 
 // How PyTorch prints an empty tensor inside a message: "[ torch.FloatTensor{2,0} ]" for the
 // types with a legacy tensor class, "[ CPUComplexFloatType{2,0} ]" for the others.
@@ -43,17 +36,10 @@ std::string empty_tensor_repr(dtype t, int_list sizes) {
   std::string s;
   for (std::size_t i = 0; i < sizes.size(); ++i) s += (i ? "," : "") + str(sizes[i]);
   const bool legacy = t != dtype::bool_ && t != dtype::bfloat16 && !is_complex(t) && t != dtype::float128;
-  const std::string name(torch_type_name(t));
+  const std::string name(scalar_type_name(t));
   return legacy ? "[ torch." + name + "Tensor{" + s + "} ]" : "[ CPU" + name + "Type{" + s + "} ]";
 }
 
-// c10's name of a scalar type in conversion messages.
-std::string_view c10_type_name(dtype t) {
-  constexpr std::string_view names[num_dtypes] = {
-      "bool",  "uint8_t", "int8_t",       "int16_t", "int",                 "int64_t",              "at::Half",
-      "at::BFloat16", "float", "double", "c10::complex<float>", "c10::complex<double>", "strata::float128"};
-  return names[static_cast<int>(t)];
-}
 
 // A dim of t, wrapped; a 0-dim tensor has none (PyTorch's wrap_scalar=false message).
 std::int64_t dim_of(std::int64_t ndim, std::int64_t dim) {
@@ -709,7 +695,7 @@ void check_padding_dtype(bool reflect, std::int64_t k) {
   if (ok) return;
   const std::string name = reflect ? (k == 3 ? "reflection_pad3d_cpu" : "reflection_pad" + str(k) + "d")
                                    : "replication_pad" + str(k) + "d_cpu";
-  throw dtype_error("\"" + name + "\" not implemented for '" + std::string(torch_type_name(dtype_v<T>)) + "'");
+  throw dtype_error("\"" + name + "\" not implemented for '" + std::string(scalar_type_name(dtype_v<T>)) + "'");
 }
 }  // namespace
 

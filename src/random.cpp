@@ -63,13 +63,6 @@ std::uint64_t initial_seed() noexcept { return default_generator().initial_seed(
 namespace strata::detail {
 namespace {
 // ---- names and numbers in PyTorch's messages ----
-// ScalarType names ('Long', 'Half'), as "not implemented for" messages print them.
-std::string type_name(dtype t) {
-  constexpr const char* names[num_dtypes] = {"Bool",  "Byte",   "Char",         "Short",         "Int",
-                                             "Long",  "Half",   "BFloat16",     "Float",         "Double",
-                                             "ComplexFloat", "ComplexDouble", "Float128"};
-  return names[static_cast<int>(t)];
-}
 // caffe2::TypeMeta names ('unsigned char', 'c10::Half'), as the bounds messages print them.
 std::string meta_name(dtype t) {
   constexpr const char* names[num_dtypes] = {"bool",  "unsigned char", "signed char", "short int", "int",
@@ -85,7 +78,7 @@ std::string str(V v) {
   return s.str();
 }
 [[noreturn]] void not_implemented(const char* what, dtype t) {
-  throw dtype_error(std::string("\"") + what + "\" not implemented for '" + type_name(t) + "'");
+  throw dtype_error(std::string("\"") + what + "\" not implemented for '" + scalar_type_name(t) + "'");
 }
 
 template <class T> inline constexpr bool is_integral_v = category_of(dtype_v<T>) <= category::integral;
@@ -393,7 +386,7 @@ void uniform_into(const Tensor<T>& t, double from, double to, generator& g) {
     if (!(from <= to))
       throw error("uniform_ expects to return a [from, to) range, but found from=" + str(from) + " > to=" + str(to));
     if (!(to - from <= hi))
-      throw error("uniform_ expects to-from <= std::numeric_limits<" + type_name(dtype_v<R>) + ">::max(), but found to=" +
+      throw error("uniform_ expects to-from <= std::numeric_limits<" + scalar_type_name(dtype_v<R>) + ">::max(), but found to=" +
                   str(to) + " and from=" + str(from) + " which result in to-from to exceed the limit");
     if (!begin_write(t)) return;
     using C = calc_t<T>;
@@ -507,17 +500,6 @@ void uniform_doubles(const philox_stream& s, scratch<double>& sc, std::int64_t k
   const std::uint32_t* w = words_for(s, k0, m, 2, sc);
   for (std::int64_t i = 0; i < m; ++i) v[i] = uniform01<double, 53>(w + 2 * i);
 }
-/// PyTorch's name of an integer type in its conversion-overflow message.
-std::string c_type_name(dtype t) {
-  switch (t) {
-    case dtype::uint8: return "uint8_t";
-    case dtype::int8: return "int8_t";
-    case dtype::int16: return "int16_t";
-    case dtype::int32: return "int";
-    case dtype::float16: return "at::Half";
-    default: return "int64_t";
-  }
-}
 }  // namespace
 
 template <element T>
@@ -572,7 +554,7 @@ Tensor<T> randperm_n(std::int64_t n, generator& g) {
     const std::int64_t last = n > 0 ? n - 1 : n;
     if constexpr (is_integral_v<T>) {
       if (last > static_cast<std::int64_t>(std::numeric_limits<T>::max()))
-        throw error("value cannot be converted to type " + c_type_name(dtype_v<T>) + " without overflow");
+        throw error("value cannot be converted to type " + c10_type_name(dtype_v<T>) + " without overflow");
     } else if constexpr (std::is_same_v<T, half>) {
       if (last > 65504) throw error("value cannot be converted to type at::Half without overflow");
       if (n > 2049) throw error("n cannot be greater than 2049 for Half type.");
