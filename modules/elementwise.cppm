@@ -66,7 +66,7 @@ struct expression_base {
   /// Number of dims of the result.
   std::int64_t dim() const { return static_cast<std::int64_t>(self().sizes().size()); }
   /// Size of dim d of the result (negative d counts from the end).
-  std::int64_t size(std::int64_t d) const { return self().sizes()[static_cast<std::size_t>(wrap_dim(d, dim()))]; }
+  std::int64_t size(std::int64_t d) const { return self().sizes()[static_cast<std::size_t>(wrap_existing_dim(d, dim()))]; }
   /// Number of elements of the result.
   std::int64_t numel() const { return numel_of(self().sizes()); }
   /// Evaluates into a fresh tensor (laid out in the inputs' memory order).

@@ -224,4 +224,7 @@ dim_vector broadcast_shapes(int_list a, int_list b, int_list c, const Rest&... r
 /// Wraps a possibly negative dim into [0, ndim); throws index_error worded as PyTorch.
 /// A 0-dim tensor accepts dims -1 and 0, as in PyTorch.
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim);
+/// wrap_dim for reading a dim that must exist (size(d), stride(d)): a 0-dim tensor has none,
+/// PyTorch's "Dimension specified as 0 but tensor has no dimensions".
+std::int64_t wrap_existing_dim(std::int64_t dim, std::int64_t ndim);
 }  // namespace strata

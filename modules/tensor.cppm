@@ -277,11 +277,11 @@ class Tensor {
   /// Sizes of every dim.
   int_list sizes() const noexcept { return layout_.sizes; }
   /// Size of dim d (negative d counts from the end).
-  std::int64_t size(std::int64_t d) const { return layout_.sizes[wrap_dim(d, dim())]; }
+  std::int64_t size(std::int64_t d) const { return layout_.sizes[wrap_existing_dim(d, dim())]; }
   /// Strides of every dim, in elements.
   int_list strides() const noexcept { return layout_.strides; }
   /// Stride of dim d (negative d counts from the end).
-  std::int64_t stride(std::int64_t d) const { return layout_.strides[wrap_dim(d, dim())]; }
+  std::int64_t stride(std::int64_t d) const { return layout_.strides[wrap_existing_dim(d, dim())]; }
   /// Offset of element 0 in the storage, in elements.
   std::int64_t storage_offset() const noexcept { return layout_.offset; }
   /// Number of dims.

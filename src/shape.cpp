@@ -73,4 +73,9 @@ std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {
                       ", " + std::to_string(n - 1) + "], but got " + std::to_string(dim) + ")");
   return dim < 0 ? dim + n : dim;
 }
+std::int64_t wrap_existing_dim(std::int64_t dim, std::int64_t ndim) {
+  if (ndim == 0)
+    throw index_error("Dimension specified as " + std::to_string(dim) + " but tensor has no dimensions");
+  return wrap_dim(dim, ndim);
+}
 }  // namespace strata

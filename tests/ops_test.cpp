@@ -344,6 +344,9 @@ TEST_CASE("errors carry PyTorch's messages", "[ops]") {
                     "linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation does "
                     "not have an identity");
   CHECK_THROWS_AS(st::max(st::ones<float>({2, 3}), 2), st::index_error);
+  // A 0-dim tensor has no dim to read (before: an out-of-bounds read).
+  CHECK_THROWS_WITH(st::zeros<float>({}).size(0), "Dimension specified as 0 but tensor has no dimensions");
+  CHECK_THROWS_WITH(st::eval(st::zeros<float>({}) + 1).size(-1), "Dimension specified as -1 but tensor has no dimensions");
 }
 
 TEST_CASE("var is accurate on data with a large mean, along every axis", "[ops]") {
