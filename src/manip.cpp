@@ -47,44 +47,11 @@ std::int64_t dim_of(std::int64_t ndim, std::int64_t dim) {
   return wrap_dim(dim, ndim);
 }
 
-// ---- autograd: one node per recorded operation, its backward a function of the output's
-// gradient (g) giving input i's gradient in input i's sizes ----
-template <element T>
-using backward_fn = std::function<Tensor<T>(const Tensor<T>& g, std::size_t input)>;
-
-template <element T>
-struct manip_node final : grad_node {
-  backward_fn<T> backward;
-  std::vector<std::size_t> input_of;  // inputs[k] is operation input input_of[k]
-
-  void apply(backward_context& ctx) override {
-    const Tensor<T> g = autograd_access<Tensor<T>>::tensor(pending);
-    for (std::size_t k = 0; k < inputs.size(); ++k)
-      if (grad_buffer* slot = ctx.slot(*inputs[k])) autograd_access<Tensor<T>>::accumulate(*slot, backward(g, input_of[k]));
-  }
-  void release() noexcept override { backward = nullptr; }
-};
-
-// Records out = op(inputs) when grad mode is on and an input requires grad.
-template <element T>
-void record(Tensor<T>& out, std::span<const Tensor<T>> inputs, backward_fn<T> backward) {
-  if constexpr (differentiable_v<T>) {
-    if (!grad_enabled()) return;
-    auto node = std::make_shared<manip_node<T>>();
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].requires_grad()) continue;
-      node->inputs.push_back(autograd_access<Tensor<T>>::meta(inputs[i]));
-      node->input_of.push_back(i);
-    }
-    if (node->inputs.empty()) return;
-    node->backward = std::move(backward);
-    autograd_access<Tensor<T>>::set_grad_fn(out, std::move(node));
-  }
-}
+// ---- autograd: strata.tensor's record_function; one-input operations through this ----
 template <element T>
 void record(Tensor<T>& out, const Tensor<T>& input, std::function<Tensor<T>(const Tensor<T>&)> backward) {
   const Tensor<T> in[1] = {input};
-  record<T>(out, in, [b = std::move(backward)](const Tensor<T>& g, std::size_t) { return b(g); });
+  record_function<T>(out, in, [b = std::move(backward)](const Tensor<T>& g, std::size_t) { return b(g); });
 }
 
 // ---- copies on the engine ----
@@ -777,7 +744,7 @@ Tensor<T> cat_list(std::span<const Tensor<T>> ts, std::int64_t dim) {
     if (!skipped(ts[i]) && ts[i].numel() > 0) copy_into(out.narrow(d, offsets[i], ts[i].size(d)), ts[i].detach());
   std::vector<std::int64_t> lengths;
   for (const Tensor<T>& t : ts) lengths.push_back(skipped(t) ? -1 : t.size(d));
-  record<T>(out, ts, [d, offsets, lengths](const Tensor<T>& g, std::size_t i) {
+  record_function<T>(out, ts, [d, offsets, lengths](const Tensor<T>& g, std::size_t i) {
     return lengths[i] < 0 ? empty<T>({0}) : g.narrow(d, offsets[i], lengths[i]);
   });
   return out;

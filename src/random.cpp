@@ -595,33 +595,18 @@ void check_std(const Tensor<U>& std) {
   }
 }
 
-namespace {
-/// The node of a sampled tensor: sampling is not reparameterised, so (as PyTorch's
-/// NormalBackward and BernoulliBackward) every input's gradient is zero.
-template <element T>
-struct zero_grad_node final : grad_node {
-  std::vector<dim_vector> sizes;  // of each input
-  void apply(backward_context& ctx) override {
-    for (std::size_t k = 0; k < inputs.size(); ++k)
-      if (grad_buffer* slot = ctx.slot(*inputs[k])) autograd_access<Tensor<T>>::accumulate(*slot, zeros<T>(sizes[k]));
-  }
-  void release() noexcept override {}
-};
-}  // namespace
-
+/// Sampling is not reparameterised, so (as PyTorch's NormalBackward and BernoulliBackward)
+/// every input's gradient is zero.
 template <element T>
 void record_sampled(Tensor<T>& out, const Tensor<T>* a, const Tensor<T>* b) {
-  if constexpr (differentiable_v<T>) {
-    if (!grad_enabled()) return;
-    using access = autograd_access<Tensor<T>>;
-    auto node = std::make_shared<zero_grad_node<T>>();
-    for (const Tensor<T>* x : {a, b}) {
-      if (!x || !x->requires_grad()) continue;
-      node->inputs.push_back(access::meta(*x));
-      node->sizes.push_back(x->sizes().vec());
-    }
-    if (!node->inputs.empty()) access::set_grad_fn(out, std::move(node));
+  std::vector<Tensor<T>> inputs;
+  std::vector<dim_vector> sizes;
+  for (const Tensor<T>* x : {a, b}) {
+    if (!x) continue;
+    inputs.push_back(*x);
+    sizes.push_back(x->sizes().vec());
   }
+  record_function<T>(out, inputs, [sizes](const Tensor<T>&, std::size_t i) { return zeros<T>(sizes[i]); });
 }
 
 // ---- compiled once per dtype ----

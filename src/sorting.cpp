@@ -230,41 +230,15 @@ void quickselect(std::vector<keyed<K>>& a, std::int64_t k) {
 }
 
 // ---- autograd ----
-/// The node of an operation with one differentiable input: backward maps the output's gradient
-/// to the input's; saved tensors are checked for in-place changes first. (strata.tensor's
-/// record_function does the same but is not exported to other modules.)
-template <class T>
-struct sorting_node final : grad_node {
-  std::function<Tensor<T>(const Tensor<T>&)> backward;
-  std::vector<Tensor<T>> saved;
-  std::vector<std::uint64_t> versions;
-
-  void apply(backward_context& ctx) override {
-    for (std::size_t i = 0; i < saved.size(); ++i)
-      if (saved[i].storage().version() != versions[i])
-        throw_version_error(dtype_v<T>, saved[i].sizes(), saved[i].storage().version(), versions[i]);
-    if (grad_buffer* slot = ctx.slot(*inputs[0]))
-      autograd_access<Tensor<T>>::accumulate(*slot, backward(autograd_access<Tensor<T>>::tensor(pending)));
-  }
-  void release() noexcept override {
-    backward = nullptr;
-    saved.clear();
-  }
-};
-
-/// Records out = op(x) when grad mode is on and x requires grad.
+/// Records out = op(x) through strata.tensor's record_function (backward maps the output's
+/// gradient to x's; saved tensors are checked for in-place changes first).
 template <class T>
 void record_one(Tensor<T>& out, const Tensor<T>& x, std::function<Tensor<T>(const Tensor<T>&)> backward,
                 std::initializer_list<Tensor<T>> saved = {}) {
-  if (!grad_enabled() || !x.requires_grad()) return;
-  auto n = std::make_shared<sorting_node<T>>();
-  n->inputs.push_back(autograd_access<Tensor<T>>::meta(x));
-  for (const Tensor<T>& s : saved) {
-    n->saved.push_back(s.detach());
-    n->versions.push_back(s.storage().version());
-  }
-  n->backward = std::move(backward);
-  autograd_access<Tensor<T>>::set_grad_fn(out, std::move(n));
+  const Tensor<T> in[1] = {x};
+  record_function<T>(
+      out, in, [b = std::move(backward)](const Tensor<T>& g, std::size_t) { return b(g); },
+      std::span<const Tensor<T>>(saved.begin(), saved.size()));
 }
 
 // ---- gradients of selections ----
