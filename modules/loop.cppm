@@ -9,6 +9,7 @@
 module;
 #include <atomic>
 #include <complex>
+#include <concepts>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -181,9 +182,12 @@ using row_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* 
 using tile_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* strides0, const std::int64_t* strides1,
                          std::int64_t n0, std::int64_t n1, loop_status* status);
 
+/// Runs on each thread after its last row or tile (a kernel with streaming stores fences them).
+using finish_fn = void (*)();
+
 /// Runs fn over the plan (a tiled plan hands whole tiles to tile), splitting across threads
 /// above the grain; throws what the loop recorded in its status.
-void execute(const loop_plan& plan, row_fn fn, tile_fn tile, const void* ctx);
+void execute(const loop_plan& plan, row_fn fn, tile_fn tile, const void* ctx, finish_fn finish = nullptr);
 
 // ---- reductions ----
 /// The row kernels of one reduction, on accumulators of acc_size bytes (at most 64). The
@@ -686,6 +690,10 @@ struct reduction_kernels {
     // same loop measured slower for all/any of floats than the byte buffer below.)
     if constexpr (Src::in_place) {
       if (s[1] == static_cast<std::int64_t>(sizeof(A))) return chunk_reduce<Op, A>(reinterpret_cast<const A*>(ptrs[1]), n);
+    }
+    // A source with a kernel of its own for this row (einsum's dot of two contiguous rows).
+    if constexpr (requires(A& out) { { src.reduce_row(ptrs, s, n, out) } -> std::same_as<bool>; }) {
+      if (A out; src.reduce_row(ptrs, s, n, out)) return out;
     }
     chunk_buffer<A, reduce_chunk> buf;
     char* p[max_operands];

@@ -150,7 +150,7 @@ void parallel_for(std::int64_t n, std::int64_t threads, Body body) {
 }
 }  // namespace
 
-void execute(const loop_plan& p, row_fn fn, tile_fn tfn, const void* ctx) {
+void execute(const loop_plan& p, row_fn fn, tile_fn tfn, const void* ctx, finish_fn finish) {
   if (p.numel == 0) return;
   check_limits(p);
   loop_status status;
@@ -163,6 +163,7 @@ void execute(const loop_plan& p, row_fn fn, tile_fn tfn, const void* ctx) {
   auto run = [&](std::int64_t u0, std::int64_t u1) {
     if (p.tiled) run_tiles(p, u0, u1, tfn, ctx, &status);
     else run_elements(p, u0, u1, fn, ctx, &status);
+    if (finish) finish();
   };
   if (chunks <= 1 || units < chunks) {
     run(0, units);

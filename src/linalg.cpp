@@ -12,8 +12,10 @@
 // The planner decides from labels and sizes alone, so plan() can describe what will run.
 module;
 #include <algorithm>
+#include <atomic>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <span>
@@ -492,30 +494,98 @@ void product_row(std::size_t count, char* const* p, const std::int64_t* s, std::
   for (std::size_t k = 3; k <= count; ++k) multiply<A, T>(buf, p[k], s[k], n);
 }
 
-/// The values a reduction of the operands' product reads (see reduction_kernels).
+// The sum of x[j] * y[j] over n contiguous floating-point elements in one pass: L lanes of
+// multiply-adds (eight 512-bit registers: loads in flight enough for memory bandwidth), then
+// a pairwise tree of the lanes.
+template <class T>
+T dot_lanes(const T* __restrict x, const T* __restrict y, std::int64_t n) {
+  constexpr int L = static_cast<int>(512 / sizeof(T));
+  T acc[L] = {};
+  std::int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int k = 0; k < L; ++k) acc[k] += x[i + k] * y[i + k];
+  for (int k = 0; i < n; ++i, ++k) acc[k] += x[i] * y[i];
+  for (int w = L / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) acc[k] += acc[k + w];
+  return acc[0];
+}
+
+/// The values a reduction of the operands' product reads (see reduction_kernels); summed
+/// (the only reduction einsum runs), two contiguous float or double rows take dot_lanes.
 template <class A, class T>
 struct product_values {
   static constexpr bool in_place = false;
   std::size_t count;
   std::size_t operands() const { return count; }
+  bool reduce_row(char* const* p, const std::int64_t* s, std::int64_t n, A& out) const {
+    if constexpr (std::is_same_v<A, T> && std::is_floating_point_v<T>) {
+      constexpr auto w = static_cast<std::int64_t>(sizeof(T));
+      if (count == 2 && s[1] == w && s[2] == w) {
+        out = dot_lanes(reinterpret_cast<const T*>(p[1]), reinterpret_cast<const T*>(p[2]), n);
+        return true;
+      }
+    }
+    return false;
+  }
   const A* values(char* const* p, const std::int64_t* s, std::int64_t n, A* buf, loop_status*) const {
     product_row<A, T>(count, p, s, n, buf);
     return buf;
   }
 };
 
-/// Element-wise product (no label summed): rows and tiles for the executor.
+// Outputs of at least this many bytes (the last-level cache of the machines we measure on)
+// are written with streaming stores where the product has a kernel for it: nothing reads
+// them back soon, and a streamed line is not read from memory before it is written.
+constexpr std::int64_t stream_bytes = std::int64_t{32} << 20;
+
+// out[j] = v * y[j] for n contiguous floats or doubles, the 64-byte aligned part with
+// streaming stores (a vector of the compiler's, so any ISA gets its own instructions).
+template <class T>
+void stream_scaled(T* __restrict out, T v, const T* __restrict y, std::int64_t n) {
+  using vec = T __attribute__((vector_size(64)));
+  constexpr auto L = static_cast<std::int64_t>(64 / sizeof(T));
+  std::int64_t j = 0;
+  for (; j < n && reinterpret_cast<std::uintptr_t>(out + j) % 64 != 0; ++j) out[j] = v * y[j];
+  for (; j + L <= n; j += L) {
+    vec r;
+    std::memcpy(&r, y + j, sizeof r);
+    __builtin_nontemporal_store(r * v, reinterpret_cast<vec*>(out + j));
+  }
+  for (; j < n; ++j) out[j] = v * y[j];
+}
+// Orders a thread's streaming stores before what follows (execute's finish_fn).
+void fence_streams() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_sfence();
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
+/// Element-wise product (no label summed): rows and tiles for the executor. `stream`: the
+/// output is large enough for streaming stores (see stream_bytes).
 template <class T>
 struct product_rows {
   using A = acc_t<T>;
   std::size_t count;
+  bool stream;
   static void row(const void* ctx, char* const* p, const std::int64_t* s, std::int64_t n, loop_status*) {
-    const std::size_t count = static_cast<const product_rows*>(ctx)->count;
+    const auto& self = *static_cast<const product_rows*>(ctx);
+    const std::size_t count = self.count;
     chunk_buffer<A, reduce_chunk> buf;
     char* q[max_operands];
     for (std::size_t k = 0; k <= count; ++k) q[k] = p[k];
     if constexpr (std::is_same_v<A, T>) {  // a contiguous output is the buffer itself
-      if (s[0] == static_cast<std::int64_t>(sizeof(T))) {
+      constexpr auto w = static_cast<std::int64_t>(sizeof(T));
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        if (self.stream && count == 2 && s[0] == w && (s[1] == 0) != (s[2] == 0) && s[1] + s[2] == w) {
+          const int scalar = s[1] == 0 ? 1 : 2;  // an outer product's row: a broadcast factor times a row
+          stream_scaled(reinterpret_cast<T*>(q[0]), *reinterpret_cast<const T*>(q[scalar]),
+                        reinterpret_cast<const T*>(q[3 - scalar]), n);
+          return;
+        }
+      }
+      if (s[0] == w) {
         product_row<A, T>(count, q, s, n, reinterpret_cast<T*>(q[0]));
         return;
       }
@@ -597,8 +667,9 @@ Tensor<T> fused(std::span<const term<T>> terms, const dim_vector& out, const std
     ops[k + 1] = {reinterpret_cast<char*>(terms[k].t.data_ptr()), strides[k + 1], sizeof(T)};
   if (!summed) {
     ops[0] = {reinterpret_cast<char*>(result.data_ptr()), strides[0], sizeof(T)};
-    const product_rows<T> rows{terms.size()};
-    execute(make_plan(sizes, ops), &product_rows<T>::row, &product_rows<T>::tile, &rows);
+    const product_rows<T> rows{terms.size(), result.numel() * static_cast<std::int64_t>(sizeof(T)) >= stream_bytes};
+    execute(make_plan(sizes, ops), &product_rows<T>::row, &product_rows<T>::tile, &rows,
+            rows.stream ? &fence_streams : nullptr);
     return result;
   }
   const reduction_kernels<plus_r, A, product_values<A, T>> kernels{{terms.size()}};

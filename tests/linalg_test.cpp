@@ -262,6 +262,68 @@ TEST_CASE("the fused path allocates its result only", "[linalg]") {
   CHECK(count([&] { st::Tensor<st::half> r = st::einsum("bi,bi->b", h, h); }) == 2);
 }
 
+TEST_CASE("the one-pass kernels: dots of contiguous rows, streamed outer products", "[linalg]") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const auto random = [&]<class T>(std::int64_t n, T) {
+    std::vector<T> v;
+    for (std::int64_t i = 0; i < n; ++i) v.push_back(static_cast<T>(u(rng)));
+    return st::from_vector<T>(v, {n});
+  };
+  // dots: lengths around the kernel's lanes (128 floats, 64 doubles) and its tail
+  for (const std::int64_t n : {1, 63, 64, 127, 128, 129, 1000, 100003}) {
+    const auto a = random(n, 0.0f), b = random(n, 0.0f);
+    const auto x = random(n, 0.0), y = random(n, 0.0);
+    double want = 0, mag = 0, want_d = 0, mag_d = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      want += static_cast<double>(a[i].item()) * static_cast<double>(b[i].item());
+      mag += std::abs(static_cast<double>(a[i].item()) * static_cast<double>(b[i].item()));
+      want_d += x[i].item() * y[i].item();
+      mag_d += std::abs(x[i].item() * y[i].item());
+    }
+    CHECK(std::abs(static_cast<double>(st::Tensor<float>(st::einsum("i,i->", a, b)).item()) - want) <= 1e-6 * mag + 1e-30);
+    CHECK(std::abs(st::Tensor<double>(st::einsum("i,i->", x, y)).item() - want_d) <= 1e-14 * mag_d + 1e-300);
+  }
+  // a dot per row, and the same bits for any thread count
+  const auto m = random(300 * 517, 0.0f).view({300, 517}), n = random(300 * 517, 0.0f).view({300, 517});
+  const st::Tensor<float> rows = st::einsum("bi,bi->b", m, n);
+  for (const std::int64_t r : {0, 151, 299}) {
+    double want = 0, mag = 0;
+    for (std::int64_t i = 0; i < 517; ++i) {
+      const double t = static_cast<double>(m[r][i].item()) * static_cast<double>(n[r][i].item());
+      want += t;
+      mag += std::abs(t);
+    }
+    CHECK(std::abs(static_cast<double>(rows[r].item()) - want) <= 1e-6 * mag);
+  }
+  const auto big = random(std::int64_t{1} << 20, 0.0f), big2 = random(std::int64_t{1} << 20, 0.0f);
+  const int before = st::get_num_threads();
+  st::set_num_threads(1);
+  const float one = st::Tensor<float>(st::einsum("i,i->", big, big2)).item();
+  st::set_num_threads(2);
+  const float two = st::Tensor<float>(st::einsum("i,i->", big, big2)).item();
+  st::set_num_threads(before);
+  CHECK(one == two);
+  // outer products of at least 32 MiB are streamed: every element exactly x[i] * y[j], rows
+  // starting at every alignment (4099 floats per row), either operand broadcast along the row
+  const auto check_outer = [&]<class T>(std::int64_t rows_n, std::int64_t cols_n, T) {
+    const auto xs = random(rows_n, T{}), ys = random(cols_n + 1, T{}).narrow(0, 1, cols_n);
+    const std::vector<T> xv = xs.to_vector(), yv = ys.contiguous().to_vector();
+    const st::Tensor<T> ij = st::einsum("i,j->ij", xs, ys), ji = st::einsum("i,j->ji", ys, xs);
+    const std::vector<T> a = ij.to_vector(), b = ji.to_vector();
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < rows_n; ++i)
+      for (std::int64_t j = 0; j < cols_n; ++j) {
+        const T want = xv[static_cast<std::size_t>(i)] * yv[static_cast<std::size_t>(j)];
+        wrong += a[static_cast<std::size_t>(i * cols_n + j)] != want;
+        wrong += b[static_cast<std::size_t>(i * cols_n + j)] != want;
+      }
+    CHECK(wrong == 0);
+  };
+  check_outer(2049, 4099, 0.0f);
+  check_outer(1025, 4097, 0.0);
+}
+
 TEST_CASE("einsum against a naive evaluator (random equations)", "[linalg]") {
   std::mt19937 rng(12345);
   for (int k = 0; k < 300; ++k) {
