@@ -1773,46 +1773,71 @@ auto forward_steps(const N& n) {
   }
 }
 
-/// The step that sends adjoint d to child c (first slot S): into c's adjoint slot, or into
-/// the gradient of input J when c is the ref leaf of position J; none for a scalar or no_flow.
-template <std::size_t S, class N, class D>
-auto send(const N&, D&& d) {
-  if constexpr (std::is_same_v<std::remove_cvref_t<D>, no_flow>) {
+/// The operations in a step expression (ref leaves and scalars cost nothing).
+template <class D> inline constexpr std::size_t op_count = 64;  // anything else: never inlined
+template <class T, std::size_t J> inline constexpr std::size_t op_count<ref_leaf<T, J>> = 0;
+template <class C> inline constexpr std::size_t op_count<scalar_expr<C>> = 0;
+template <class Op, class A> inline constexpr std::size_t op_count<unary_expr<Op, A>> = 1 + op_count<A>;
+template <class T, class A> inline constexpr std::size_t op_count<cast_expr<T, A>> = 1 + op_count<A>;
+template <class Op, class A, class B, class C>
+inline constexpr std::size_t op_count<binary_expr<Op, A, B, C>> = 1 + op_count<A> + op_count<B>;
+template <class Cd, class X, class Y, class C>
+inline constexpr std::size_t op_count<where_expr<Cd, X, Y, C>> = 1 + op_count<Cd> + op_count<X> + op_count<Y>;
+
+/// True when an adjoint is passed on as an expression instead of through its node's slot: a
+/// few operations without vector math (an add's or a cast's adjoint is its parent's; a scale
+/// or a product with a leaf adds one operation), cheaper to recompute in each step below than
+/// to store and load. Longer chains are cut by a slot once they exceed the bound.
+template <class D>
+inline constexpr bool inline_adjoint = op_count<D> <= 3 && !uses_vmath<D>();
+
+template <std::size_t M, std::size_t S, class N, class G>
+auto reverse_steps(const N& n, const G& g);
+
+/// Sends adjoint d to child c (first slot S): into the gradient of input J when c is the ref
+/// leaf of position J; into c's adjoint slot, or as an expression when inline_adjoint, followed
+/// by c's own reverse steps; nothing for a scalar or no_flow.
+template <std::size_t M, std::size_t S, class N, class D>
+auto send(const N& c, D&& d) {
+  using Dv = std::remove_cvref_t<D>;
+  if constexpr (std::is_same_v<Dv, no_flow>) {
     return std::tuple<>{};
   } else if constexpr (is_scalar_node<N> || !differentiable_v<typename N::value_type>) {
     return std::tuple<>{};
   } else if constexpr (slot_count<N> == 0) {
-    return std::make_tuple(tape_step<std::remove_cvref_t<D>, true, ref_position<N>, slot_t<N>>{std::forward<D>(d)});
+    return std::make_tuple(tape_step<Dv, true, ref_position<N>, slot_t<N>>{std::forward<D>(d)});
+  } else if constexpr (inline_adjoint<Dv>) {
+    return reverse_steps<M, S>(c, d);
   } else {
-    return std::make_tuple(tape_step<std::remove_cvref_t<D>, false, S + 1, slot_t<N>>{std::forward<D>(d)});
+    return std::tuple_cat(std::make_tuple(tape_step<Dv, false, S + 1, slot_t<N>>{std::forward<D>(d)}),
+                          reverse_steps<M, S>(c, ref_leaf<slot_t<N>, M + S + 1>{{}, c.sizes().vec()}));
   }
 }
 
-/// The reverse sweep below n (first slot S), whose adjoint is in slot S + 1: n's rule sends
-/// it to the children, then each child's subtree continues (parents before children).
-template <std::size_t M, std::size_t S, class N>
-auto reverse_steps(const N& n) {
+/// The reverse sweep below n (first slot S), whose adjoint is g: n's rule sends it to each
+/// child, and each child's subtree continues (parents before children).
+template <std::size_t M, std::size_t S, class N, class G>
+auto reverse_steps(const N& n, const G& g) {
   if constexpr (slot_count<N> == 0 || !differentiable_v<typename N::value_type>) {
     return std::tuple<>{};
   } else {
     const auto r = rebuilt<M, S>(n);
-    const ref_leaf<slot_t<N>, M + S + 1> g{{}, n.sizes().vec()};
     if constexpr (requires { n.c; }) {  // where: nothing to the condition
       using Cd = decltype(n.c);
       using X = decltype(n.x);
       constexpr std::size_t sx = S + 2 + slot_count<Cd>, sy = sx + slot_count<X>;
-      return std::tuple_cat(send<sx>(n.x, where(r.c, g, 0)), send<sy>(n.y, where(r.c, 0, g)),
-                            reverse_steps<M, sx>(n.x), reverse_steps<M, sy>(n.y));
+      return std::tuple_cat(send<M, sx>(n.x, where(r.c, g, 0)), send<M, sy>(n.y, where(r.c, 0, g)));
     } else if constexpr (requires { n.b; }) {
       using Op = typename binary_op<N>::type;
       constexpr std::size_t sb = S + 2 + slot_count<decltype(n.a)>;
-      return std::tuple_cat(send<S + 2>(n.a, grad_rule<Op>::da(r, g)), send<sb>(n.b, grad_rule<Op>::db(r, g)),
-                            reverse_steps<M, S + 2>(n.a), reverse_steps<M, sb>(n.b));
+      return std::tuple_cat(send<M, S + 2>(n.a, grad_rule<Op>::da(r, g)), send<M, sb>(n.b, grad_rule<Op>::db(r, g)));
     } else if constexpr (requires { n.op; }) {
       using Op = std::remove_cvref_t<decltype(n.op)>;
-      return std::tuple_cat(send<S + 2>(n.a, grad_rule<Op>::da(r, g)), reverse_steps<M, S + 2>(n.a));
-    } else {  // cast: the adjoint passes (converted to the operand's type when stored)
-      return std::tuple_cat(send<S + 2>(n.a, g), reverse_steps<M, S + 2>(n.a));
+      return send<M, S + 2>(n.a, grad_rule<Op>::da(r, g));
+    } else {  // cast: the adjoint passes, rounded to the operand's type
+      using Ta = typename std::remove_cvref_t<decltype(n.a)>::value_type;
+      if constexpr (std::is_same_v<compute_t<Ta>, compute_t<typename G::value_type>>) return send<M, S + 2>(n.a, g);
+      else return send<M, S + 2>(n.a, cast_expr<Ta, G>{{}, g});
     }
   }
 }
@@ -1837,6 +1862,33 @@ void write_chunk(const E& e, const P& p, std::int64_t n, W* out) {
   }
 }
 
+/// Writes n <= tape_chunk elements of step e straight into a contiguous gradient of L
+/// (assigning, or adding in L's compute type: the bits store_grad would give). The gradient
+/// shares no memory with the operands (backprop_leaves checks): `out` is __restrict, so the
+/// loop is vectorised without run-time alias checks.
+template <class L, class E, class P>
+void write_grad(const E& e, const P& p, std::int64_t n, L* __restrict out, bool add) {
+  using V = compute_t<typename E::value_type>;
+  using C = compute_t<L>;
+  if constexpr (uses_vmath<E>()) {
+    chunk_buffer<V, vchunk> buf;
+    e.template eval_chunk<0>(p, 0, n, buf.data);
+    if (add) {
+      for (std::int64_t i = 0; i < n; ++i) out[i] = convert<L>(static_cast<C>(out[i]) + convert<C>(buf.data[i]));
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) out[i] = convert<L>(convert<C>(buf.data[i]));
+    }
+  } else if (add) {
+    for (std::int64_t i = 0; i < n; ++i)
+      out[i] = convert<L>(static_cast<C>(out[i]) + convert<C>(static_cast<V>(e.template at<0>(p, i))));
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) out[i] = convert<L>(convert<C>(static_cast<V>(e.template at<0>(p, i))));
+  }
+}
+/// The gradients a tape writes in place (grad_write): float and double.
+template <class L>
+inline constexpr bool direct_grad = std::is_same_v<L, float> || std::is_same_v<L, double>;
+
 inline constexpr std::int64_t tape_chunk = 256;  ///< elements per sweep
 
 /// A tree's sweeps, built once per backward: Fwd and Rev are tuples of tape_step; Ls are the
@@ -1856,9 +1908,24 @@ struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
     }(std::make_index_sequence<std::tuple_size_v<Rev>>{});
   }
 
+  /// The index in Rev of the step that writes input position J's gradient (one at most: a
+  /// leaf has one parent), or Rev's size.
+  template <std::size_t J>
+  static constexpr std::size_t write_step() {
+    return []<std::size_t... K>(std::index_sequence<K...>) {
+      std::size_t at = sizeof...(K);
+      ((at = at == sizeof...(K) && std::tuple_element_t<K, Rev>::to_input && std::tuple_element_t<K, Rev>::target == J
+                 ? K
+                 : at),
+       ...);
+      return at;
+    }(std::make_index_sequence<std::tuple_size_v<Rev>>{});
+  }
+
   /// grad_tape_fn: in[k] holds n contiguous elements of operand k; outs[J] (when not null)
-  /// receives n values of input position J's gradient.
-  static void run(const void* self, const char* const* in, std::int64_t n, void* const* outs, loop_status* st) {
+  /// receives n values of input position J's gradient, as how[J] says.
+  static void run(const void* self, const char* const* in, std::int64_t n, void* const* outs, const grad_write* how,
+                  loop_status* st) {
     const tape& t = *static_cast<const tape*>(self);
     std::tuple<chunk_buffer<Ss, tape_chunk>...> slots;
     for (std::int64_t c = 0; c < n; c += tape_chunk) {
@@ -1870,7 +1937,15 @@ struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
           using S = std::remove_cvref_t<decltype(s)>;
           using W = typename S::write_type;
           if constexpr (S::to_input) {
-            if (outs[S::target]) write_chunk<W>(s.e, p, len, static_cast<W*>(outs[S::target]) + c);
+            using G = typename leaf_at<S::target, type_list<Ls...>>::type;  // the gradient's type
+            if (!outs[S::target]) return;
+            if constexpr (direct_grad<G>) {
+              if (how[S::target] != grad_write::buffer) {
+                write_grad<G>(s.e, p, len, static_cast<G*>(outs[S::target]) + c, how[S::target] == grad_write::add);
+                return;
+              }
+            }
+            write_chunk<W>(s.e, p, len, static_cast<W*>(outs[S::target]) + c);
           } else {
             write_chunk<W>(s.e, p, len, std::get<S::target>(slots).data);
           }
@@ -1929,7 +2004,7 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
   auto de = [&]<std::size_t... X>(std::index_sequence<X...>) {
     return make_de(reader<M, 0>(root), ref_leaf<Xs, N + X>{{}, std::get<X>(extra).sizes().vec()}...);
   }(std::index_sequence_for<Xs...>{});
-  auto rev = std::tuple_cat(send<0>(root, std::move(de)), reverse_steps<M, 0>(root));
+  auto rev = send<M, 0>(root, std::move(de));
   auto fwd = forward_steps<M, 0>(root);
   using tape_t = tape<decltype(fwd), decltype(rev), all_leaves, typename slot_types<R>::type>;
   const tape_t tp{std::move(fwd), std::move(rev)};
@@ -1949,12 +2024,32 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
   const grad_inputs in{itemsize.data(), M};
   const std::span<const loop_operand> inputs(ops.data() + N, M);
 
-  // Full-shape inputs become targets of one pass; broadcast ones are summed here.
+  // Full-shape inputs become targets of one pass; broadcast ones are summed here. Positions
+  // are visited in the order the tape writes them, so that where a tensor appears at several
+  // positions the first write assigns (when the gradient is fresh) and the later ones add,
+  // also when the tape writes the gradient in place as it goes.
   std::array<grad_target, N> targets{};
   std::array<grad_buffer*, N> written{};
   std::size_t K = 0;
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
+  static constexpr std::array<std::size_t, N> order = [] {
+    std::array<std::size_t, N> o{}, step{};
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((o[I] = I, step[I] = tape_t::template write_step<I>()), ...);
+    }(std::make_index_sequence<N>{});
+    for (std::size_t i = 1; i < N; ++i)  // insertion sort by step (std::stable_sort is not constexpr)
+      for (std::size_t j = i; j > 0 && step[o[j]] < step[o[j - 1]]; --j) std::swap(o[j], o[j - 1]);
+    return o;
+  }();
+  const auto shares_memory = [&](const void* grad) {  // with an operand the tape reads
+    bool shared = false;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((shared = shared || std::get<J>(tensors).storage().data() == grad), ...);
+    }(std::make_index_sequence<M>{});
+    return shared;
+  };
+  [&]<std::size_t... R>(std::index_sequence<R...>) {
     (([&] {
+       constexpr std::size_t I = order[R];
        using L = typename leaf_at<I, typename E::leaf_types>::type;
        autograd_meta* m = metas[I];
        grad_buffer* slot = m ? ctx.slot(*m) : nullptr;
@@ -1969,7 +2064,7 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
          }
          bool add = false;
          bool again = false;
-         for (std::size_t j = 0; j < I; ++j) again = again || written[j] == slot;
+         for (std::size_t j = 0; j < R; ++j) again = again || written[j] == slot;
          if (again) {
            add = true;
          } else if (!slot->defined) {
@@ -1982,12 +2077,13 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
            }
            add = true;
          }
-         written[I] = slot;
+         written[R] = slot;
          const Tensor<L> out = autograd_access<Tensor<L>>::tensor(*slot);
          out.storage().bump_version();
          strides[K] = out.strides().vec();
          ops[K] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), strides[K], sizeof(L)};
-         targets[K] = grad_target{I, &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add};
+         targets[K] = grad_target{I,   &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add,
+                                  sizeof(L), direct_grad<L> && !shares_memory(out.storage().data())};
          ++K;
        }
      }()),

@@ -762,11 +762,16 @@ struct reduction_kernels {
 // element type (or compiled once in src/), so that a recorded expression instantiates one
 // small loop per input and nothing else.
 
+/// How a tape writes the values of an input position's gradient: into a buffer of the
+/// gradient's compute type (stored by a grad_store_fn afterwards), or straight into the
+/// gradient's contiguous elements, assigning or adding.
+enum class grad_write : std::uint8_t { buffer, assign, add };
+
 /// Runs a tree's backward over n elements (see strata.expr's tape): in[k] points at n
 /// contiguous elements of operand k; outs[J], when not null, receives n values of input
-/// position J's gradient, in its compute type.
+/// position J's gradient, as how[J] says.
 using grad_tape_fn = void (*)(const void* tree, const char* const* in, std::int64_t n, void* const* outs,
-                              loop_status* st);
+                              const grad_write* how, loop_status* st);
 /// Writes (add: adds) n values of a gradient's compute type from buf to out, stride bytes apart.
 using grad_store_fn = void (*)(const void* buf, std::int64_t n, char* out, std::int64_t stride, bool add);
 
@@ -792,6 +797,8 @@ struct grad_target {
   grad_store_fn store;      ///< stores the values into the gradient
   std::int64_t value_size;  ///< bytes of the gradient's compute type
   bool add;                 ///< add into the gradient instead of assigning it
+  std::int64_t itemsize;    ///< bytes of the gradient's elements
+  bool direct;              ///< the tape may write it in place where contiguous (grad_write)
 };
 
 /// A tree's backward and the gradients it writes in one walk.
@@ -822,12 +829,13 @@ struct grad_values {
     alignas(64) char scratch[grad_scratch];
     const char* inp[max_operands];
     void* outs[max_operands] = {};
+    const grad_write how[max_operands] = {};  // all buffer
     const std::int64_t ch = in.chunk();
     for (std::int64_t c = 0; c < n; c += ch) {
       const std::int64_t len = n - c < ch ? n - c : ch;
       in.gather(ptrs + 1, s + 1, c, len, scratch, inp);
       outs[position] = buf + c;
-      run(tree, inp, len, outs, st);
+      run(tree, inp, len, outs, how, st);
     }
     return buf;
   }

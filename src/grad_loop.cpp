@@ -66,6 +66,21 @@ void grad_inputs::gather(char* const* ptrs, const std::int64_t* s, std::int64_t 
 }
 
 namespace {
+// Asks for operand elements [c, c + len) of a contiguous row ahead of their use. A chunk's
+// work touches its streams one after another (the tape reads the inputs, then each gradient
+// is stored in turn), so the hardware prefetchers, which follow one stream at a time, leave
+// most of them waiting on memory; requesting the next chunk of every stream at once keeps
+// them all in flight, as one loop over all the streams would.
+void prefetch_chunk(const char* p, std::int64_t stride, std::int64_t c, std::int64_t len, bool write) {
+  if (stride <= 0 || stride > 64) return;  // broadcast, reversed or sparse: not a dense stream
+  const char* b = p + c * stride;
+  const char* e = b + len * stride;
+  for (const char* q = b; q < e; q += 64) {
+    if (write) __builtin_prefetch(q, 1);
+    else __builtin_prefetch(q, 0);
+  }
+}
+
 struct pass_args {
   const grad_pass* pass;
   const grad_inputs* in;
@@ -78,23 +93,40 @@ void grad_row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::in
   alignas(64) char values[grad_values_bytes];
   const char* inp[max_operands];
   void* outs[max_operands] = {};
-  // Each target's values start on a 64-byte boundary.
+  grad_write how[max_operands] = {};
+  // A contiguous gradient the tape may write is written in place; the others' values go
+  // to buffers (each starting on a 64-byte boundary) and are stored after each chunk.
+  bool in_place[max_operands] = {};
   std::int64_t bytes = 0;
-  for (const grad_target& t : pass->targets) bytes += t.value_size;
-  std::int64_t ch = std::min(in->chunk(), (grad_values_bytes - 64 * static_cast<std::int64_t>(K)) / bytes);
+  for (std::size_t k = 0; k < K; ++k) {
+    const grad_target& t = pass->targets[k];
+    in_place[k] = t.direct && s[k] == t.itemsize;
+    if (in_place[k]) how[t.position] = t.add ? grad_write::add : grad_write::assign;
+    else bytes += t.value_size;
+  }
+  std::int64_t ch = bytes == 0 ? in->chunk()
+                               : std::min(in->chunk(), (grad_values_bytes - 64 * static_cast<std::int64_t>(K)) / bytes);
   ch = std::max<std::int64_t>(ch, 1);
   char* at = values;
-  for (const grad_target& t : pass->targets) {
+  for (std::size_t k = 0; k < K; ++k) {
+    const grad_target& t = pass->targets[k];
+    if (in_place[k]) continue;
     outs[t.position] = at;
     at += (ch * t.value_size + 63) / 64 * 64;
   }
   for (std::int64_t c = 0; c < n; c += ch) {
     const std::int64_t len = n - c < ch ? n - c : ch;
+    if (const std::int64_t next = c + len; next < n) {
+      const std::int64_t next_len = n - next < ch ? n - next : ch;
+      for (std::size_t k = 0; k < K + in->count; ++k) prefetch_chunk(ptrs[k], s[k], next, next_len, k < K);
+    }
     in->gather(ptrs + K, s + K, c, len, scratch, inp);
-    pass->run(pass->tree, inp, len, outs, st);
+    for (std::size_t k = 0; k < K; ++k)
+      if (in_place[k]) outs[pass->targets[k].position] = ptrs[k] + c * s[k];
+    pass->run(pass->tree, inp, len, outs, how, st);
     for (std::size_t k = 0; k < K; ++k) {
       const grad_target& t = pass->targets[k];
-      t.store(outs[t.position], len, ptrs[k] + c * s[k], s[k], t.add);
+      if (!in_place[k]) t.store(outs[t.position], len, ptrs[k] + c * s[k], s[k], t.add);
     }
   }
 }
