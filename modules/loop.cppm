@@ -775,7 +775,7 @@ using grad_tape_fn = void (*)(const void* tree, const char* const* in, std::int6
 /// Writes (add: adds) n values of a gradient's compute type from buf to out, stride bytes apart.
 using grad_store_fn = void (*)(const void* buf, std::int64_t n, char* out, std::int64_t stride, bool add);
 
-inline constexpr std::int64_t grad_chunk = 512;           ///< elements per chunk at most
+inline constexpr std::int64_t grad_chunk = 128;           ///< elements per chunk at most (AG1: best of 64-1024)
 inline constexpr std::int64_t grad_scratch = 32768;      ///< bytes of gathered operands per chunk
 inline constexpr std::int64_t grad_values_bytes = 65536;  ///< bytes of gradient values per chunk
 
