@@ -209,6 +209,18 @@ TEST_CASE("graph semantics", "[autograd]") {
     sum(x * 3).backward();
     test::check_close(as_doubles(x.grad()), {3, 3, 3}, 1e-6);
   }
+  SECTION("a gradient that is also an operand of the expression is not overwritten while read") {
+    // The tape writes contiguous gradients in place unless the gradient's memory is read by
+    // the same pass: here x.grad() is an operand at two positions, after x's first position.
+    std::vector<double> v(1000);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.01 * static_cast<double>(i);
+    auto w = from_vector<double>(v).requires_grad_();
+    sum(w * w).backward();  // w.grad() = 2w
+    const Tensor<double> g = w.grad();
+    sum(w * g + w * g).backward();  // adds 2 g: 6w in all
+    const std::vector<double> got = as_doubles(w.grad());
+    for (std::size_t i = 0; i < v.size(); ++i) CHECK(got[i] == Approx(6 * v[i]));
+  }
   SECTION("retain_graph: a second backward needs it") {
     Tensor<double> y = exp(x);
     Tensor<double> L = sum(y * y);
