@@ -1864,7 +1864,7 @@ void write_chunk(const E& e, const P& p, std::int64_t n, W* out) {
 
 /// Writes n <= tape_chunk elements of step e straight into a contiguous gradient of L
 /// (assigning, or adding in L's compute type: the bits store_grad would give). The gradient
-/// shares no memory with the operands (backprop_leaves checks): `out` is __restrict, so the
+/// shares no memory with the operands (backprop_leaves copies any that would): `out` is __restrict, so the
 /// loop is vectorised without run-time alias checks.
 template <class L, class E, class P>
 void write_grad(const E& e, const P& p, std::int64_t n, L* __restrict out, bool add) {
@@ -1998,7 +1998,22 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
     std::get<I>(leaves) = t.detach();
     if (t.requires_grad()) metas[I] = autograd_access<Tensor<T>>::meta(t).get();
   });
-  const auto tensors = std::tuple_cat(leaves, extra);
+  auto tensors = std::tuple_cat(leaves, extra);
+  // An operand that shares memory with a gradient this backward adds into in place (a user's
+  // x.grad() inside the expression) is read from a copy: gradients are written while the
+  // operands are still read (by the pass, after each broadcast input's sum_to), and PyTorch's
+  // out-of-place accumulation never changes an operand either.
+  std::array<const void*, N> accumulated{};
+  for (std::size_t i = 0; i < N; ++i)
+    if (grad_buffer* sl = metas[i] ? ctx.slot(*metas[i]) : nullptr; sl && sl->defined && sl->owned)
+      accumulated[i] = sl->data.data();
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    ((std::get<J>(tensors).storage().data() &&
+              std::find(accumulated.begin(), accumulated.end(), std::get<J>(tensors).storage().data()) != accumulated.end()
+          ? void(std::get<J>(tensors) = std::get<J>(tensors).clone())
+          : void()),
+     ...);
+  }(std::make_index_sequence<M>{});
   const auto root = refify<0>(e);
   using R = std::remove_cvref_t<decltype(root)>;
   auto de = [&]<std::size_t... X>(std::index_sequence<X...>) {
@@ -2040,13 +2055,6 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
       for (std::size_t j = i; j > 0 && step[o[j]] < step[o[j - 1]]; --j) std::swap(o[j], o[j - 1]);
     return o;
   }();
-  const auto shares_memory = [&](const void* grad) {  // with an operand the tape reads
-    bool shared = false;
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      ((shared = shared || std::get<J>(tensors).storage().data() == grad), ...);
-    }(std::make_index_sequence<M>{});
-    return shared;
-  };
   [&]<std::size_t... R>(std::index_sequence<R...>) {
     (([&] {
        constexpr std::size_t I = order[R];
@@ -2083,7 +2091,7 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
          strides[K] = out.strides().vec();
          ops[K] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), strides[K], sizeof(L)};
          targets[K] = grad_target{I,   &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add,
-                                  sizeof(L), direct_grad<L> && !shares_memory(out.storage().data())};
+                                  sizeof(L), direct_grad<L>};
          ++K;
        }
      }()),

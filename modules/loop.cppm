@@ -691,9 +691,9 @@ struct reduction_kernels {
     if constexpr (Src::in_place) {
       if (s[1] == static_cast<std::int64_t>(sizeof(A))) return chunk_reduce<Op, A>(reinterpret_cast<const A*>(ptrs[1]), n);
     }
-    // A source with a kernel of its own for this row (einsum's dot of two contiguous rows).
-    if constexpr (requires(A& out) { { src.reduce_row(ptrs, s, n, out) } -> std::same_as<bool>; }) {
-      if (A out; src.reduce_row(ptrs, s, n, out)) return out;
+    // A source with a kernel of its own for this row and Op (einsum's dot of two contiguous rows).
+    if constexpr (requires(A& out) { { src.template reduce_row<Op>(ptrs, s, n, out) } -> std::same_as<bool>; }) {
+      if (A out; src.template reduce_row<Op>(ptrs, s, n, out)) return out;
     }
     chunk_buffer<A, reduce_chunk> buf;
     char* p[max_operands];

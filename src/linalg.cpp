@@ -517,8 +517,9 @@ struct product_values {
   static constexpr bool in_place = false;
   std::size_t count;
   std::size_t operands() const { return count; }
+  template <class Op>
   bool reduce_row(char* const* p, const std::int64_t* s, std::int64_t n, A& out) const {
-    if constexpr (std::is_same_v<A, T> && std::is_floating_point_v<T>) {
+    if constexpr (std::is_same_v<Op, plus_r> && std::is_same_v<A, T> && std::is_floating_point_v<T>) {
       constexpr auto w = static_cast<std::int64_t>(sizeof(T));
       if (count == 2 && s[1] == w && s[2] == w) {
         out = dot_lanes(reinterpret_cast<const T*>(p[1]), reinterpret_cast<const T*>(p[2]), n);

@@ -221,6 +221,16 @@ TEST_CASE("graph semantics", "[autograd]") {
     const std::vector<double> got = as_doubles(w.grad());
     for (std::size_t i = 0; i < v.size(); ++i) CHECK(got[i] == Approx(6 * v[i]));
   }
+  SECTION("a gradient that is an operand beside a broadcast input: the operand is read unchanged") {
+    // w's gradient (a sum_to, as w is broadcast) is added into w.grad() before y's pass reads g.
+    auto w = from_vector<double>({1, 2, 3}).requires_grad_();
+    auto y = from_vector<double>({1, 1, 1, 1, 1, 1}, {2, 3}).requires_grad_();
+    sum(w * w).backward();  // w.grad() = 2w
+    const Tensor<double> g = w.grad();
+    sum(w * g + y * g).backward();  // w.grad() += 2 * 2w, y.grad() = 2w on each row
+    test::check_close(as_doubles(w.grad()), {6, 12, 18}, 1e-12);
+    test::check_close(as_doubles(y.grad()), {2, 4, 6, 2, 4, 6}, 1e-12);
+  }
   SECTION("retain_graph: a second backward needs it") {
     Tensor<double> y = exp(x);
     Tensor<double> L = sum(y * y);
