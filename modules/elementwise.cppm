@@ -1864,8 +1864,8 @@ void write_chunk(const E& e, const P& p, std::int64_t n, W* out) {
 
 /// Writes n <= tape_chunk elements of step e straight into a contiguous gradient of L
 /// (assigning, or adding in L's compute type: the bits store_grad would give). The gradient
-/// shares no memory with the operands (backprop_leaves copies any that would): `out` is __restrict, so the
-/// loop is vectorised without run-time alias checks.
+/// shares no memory with the operands (backprop_leaves copies any that would): `out` is
+/// __restrict, so the loop is vectorised without run-time alias checks.
 template <class L, class E, class P>
 void write_grad(const E& e, const P& p, std::int64_t n, L* __restrict out, bool add) {
   using V = compute_t<typename E::value_type>;
@@ -1908,17 +1908,18 @@ struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
     }(std::make_index_sequence<std::tuple_size_v<Rev>>{});
   }
 
-  /// The index in Rev of the step that writes input position J's gradient (one at most: a
-  /// leaf has one parent), or Rev's size.
-  template <std::size_t J>
-  static constexpr std::size_t write_step() {
+  /// True when the steps write input positions' gradients in increasing position order (send
+  /// visits a node's children left to right, each subtree whole, as refify numbers them).
+  static constexpr bool writes_in_order() {
     return []<std::size_t... K>(std::index_sequence<K...>) {
-      std::size_t at = sizeof...(K);
-      ((at = at == sizeof...(K) && std::tuple_element_t<K, Rev>::to_input && std::tuple_element_t<K, Rev>::target == J
-                 ? K
-                 : at),
+      bool ordered = true;
+      std::size_t next = 0;  // the lowest position the next write may have
+      ((std::tuple_element_t<K, Rev>::to_input
+            ? (ordered = ordered && std::tuple_element_t<K, Rev>::target >= next,
+               next = std::tuple_element_t<K, Rev>::target + 1)
+            : next),
        ...);
-      return at;
+      return ordered;
     }(std::make_index_sequence<std::tuple_size_v<Rev>>{});
   }
 
@@ -2039,25 +2040,16 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
   const grad_inputs in{itemsize.data(), M};
   const std::span<const loop_operand> inputs(ops.data() + N, M);
 
-  // Full-shape inputs become targets of one pass; broadcast ones are summed here. Positions
-  // are visited in the order the tape writes them, so that where a tensor appears at several
-  // positions the first write assigns (when the gradient is fresh) and the later ones add,
-  // also when the tape writes the gradient in place as it goes.
+  // Full-shape inputs become targets of one pass; broadcast ones are summed here. Where a
+  // tensor appears at several positions, the first (lowest) position assigns a fresh gradient
+  // and the later ones add, which is also right when the tape writes gradients in place as it
+  // goes, because it writes them in position order.
+  static_assert(tape_t::writes_in_order());
   std::array<grad_target, N> targets{};
   std::array<grad_buffer*, N> written{};
   std::size_t K = 0;
-  static constexpr std::array<std::size_t, N> order = [] {
-    std::array<std::size_t, N> o{}, step{};
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((o[I] = I, step[I] = tape_t::template write_step<I>()), ...);
-    }(std::make_index_sequence<N>{});
-    for (std::size_t i = 1; i < N; ++i)  // insertion sort by step (std::stable_sort is not constexpr)
-      for (std::size_t j = i; j > 0 && step[o[j]] < step[o[j - 1]]; --j) std::swap(o[j], o[j - 1]);
-    return o;
-  }();
-  [&]<std::size_t... R>(std::index_sequence<R...>) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
     (([&] {
-       constexpr std::size_t I = order[R];
        using L = typename leaf_at<I, typename E::leaf_types>::type;
        autograd_meta* m = metas[I];
        grad_buffer* slot = m ? ctx.slot(*m) : nullptr;
@@ -2072,7 +2064,7 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
          }
          bool add = false;
          bool again = false;
-         for (std::size_t j = 0; j < R; ++j) again = again || written[j] == slot;
+         for (std::size_t j = 0; j < I; ++j) again = again || written[j] == slot;
          if (again) {
            add = true;
          } else if (!slot->defined) {
@@ -2085,13 +2077,13 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
            }
            add = true;
          }
-         written[R] = slot;
+         written[I] = slot;
          const Tensor<L> out = autograd_access<Tensor<L>>::tensor(*slot);
          out.storage().bump_version();
          strides[K] = out.strides().vec();
          ops[K] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), strides[K], sizeof(L)};
-         targets[K] = grad_target{I,   &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add,
-                                  sizeof(L), direct_grad<L>};
+         targets[K] = grad_target{I, &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add, sizeof(L),
+                                  direct_grad<L>};
          ++K;
        }
      }()),
