@@ -202,21 +202,25 @@ struct reduce_kernel {
   /// *acc = combine(*acc, the reduction of n elements along dim 0 at ptrs[1..]).
   void (*inner)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n, void* acc,
                 loop_status* status);
-  /// acc[j] = combine(acc[j], element j along dim 0) for j < n.
+  /// acc[j] = combine(acc[j], element j along dim 0 of each of `rows` rows) for j < n, the
+  /// rows taken outer_group at a time and combined pairwise in registers first; row r's
+  /// operands are at ptrs[i] + r * row_step[i].
   void (*outer)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n, void* acc,
-                loop_status* status);
+                loop_status* status, std::int64_t rows, const std::int64_t* row_step);
   /// For each of count outputs (output k at ptrs[0] + k * step[0], its inputs at
-  /// ptrs[i] + k * step[i]): reduce n elements along dim 0 and write the result.
+  /// ptrs[i] + k * step[i]): reduce n elements along dim 0 and write the result (combine it
+  /// into the accumulator there when add).
   void (*rows)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n,
-               std::int64_t count, const std::int64_t* step, loop_status* status);
+               std::int64_t count, const std::int64_t* step, loop_status* status, bool add);
   /// out[j * stride] = acc[j] for j < n (out is the accumulator type).
   void (*store)(char* out, std::int64_t stride, const void* acc, std::int64_t n);
 };
 
 inline constexpr std::int64_t reduce_chunk = 512;    ///< elements evaluated at a time
 inline constexpr std::int64_t reduce_block = 4096;   ///< inner reductions: elements per tree leaf
-inline constexpr std::int64_t reduce_rows = 64;      ///< outer reductions: rows per tree leaf
+inline constexpr std::int64_t reduce_rows = 64;        ///< outer reductions: rows per tree leaf
 inline constexpr std::int64_t outer_segment = 4096;  ///< outer reductions: kept elements per task
+inline constexpr std::int64_t outer_group = 8;       ///< outer reductions: rows combined in registers
 inline constexpr int parallel_split = 16;            ///< tree leaves' groups that may run in parallel
 
 /// Runs the reduction planned in p (operand 0: the accumulator-typed output, stride 0 along
@@ -646,6 +650,37 @@ A chunk_reduce(const V* in, std::int64_t n) {
   }
 }
 
+/// acc[j] = combine(acc[j], a pairwise tree over v[0][j] .. v[R-1][j]) for j < n: R rows are
+/// summed in registers, so each accumulator is loaded and stored once per group (W7b).
+template <class Op, int R, class A>
+void combine_rows(const A* const* v, A* __restrict acc, std::int64_t n) {
+  const A* __restrict row[R];
+  for (int q = 0; q < R; ++q) row[q] = v[q];
+#pragma clang loop unroll_count(4)
+  for (std::int64_t j = 0; j < n; ++j) {
+    A t[R];
+    for (int q = 0; q < R; ++q) t[q] = row[q][j];
+    for (int w = 1; w < R; w *= 2)
+      for (int q = 0; q + w < R; q += 2 * w) t[q] = Op::combine(t[q], t[q + w]);
+    acc[j] = Op::combine(acc[j], t[0]);
+  }
+}
+/// The same for a group of 1 <= rows <= outer_group rows.
+template <class Op, class A>
+void combine_rows(const A* const* v, std::int64_t rows, A* acc, std::int64_t n) {
+  static_assert(outer_group == 8);
+  switch (rows) {
+    case 1: return combine_rows<Op, 1>(v, acc, n);
+    case 2: return combine_rows<Op, 2>(v, acc, n);
+    case 3: return combine_rows<Op, 3>(v, acc, n);
+    case 4: return combine_rows<Op, 4>(v, acc, n);
+    case 5: return combine_rows<Op, 5>(v, acc, n);
+    case 6: return combine_rows<Op, 6>(v, acc, n);
+    case 7: return combine_rows<Op, 7>(v, acc, n);
+    default: return combine_rows<Op, 8>(v, acc, n);
+  }
+}
+
 /// The values a reduction of expression E reads, a chunk at a time, evaluated by
 /// kernel<A, E>; a plain contiguous tensor of type A is read in place.
 template <class A, class E>
@@ -721,28 +756,35 @@ struct reduction_kernels {
     a = Op::combine(a, static_cast<const reduction_kernels*>(ctx)->reduce(ptrs, s, n, st));
   }
   static void outer(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, void* acc,
-                    loop_status* st) {
+                    loop_status* st, std::int64_t rows, const std::int64_t* row_step) {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
-    A* a = static_cast<A*>(acc);
-    chunk_buffer<A, reduce_chunk> buf;
-    char* p[max_operands];
-    for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k];
-    for (std::int64_t c = 0; c < n; c += reduce_chunk) {
-      const std::int64_t m = n - c < reduce_chunk ? n - c : reduce_chunk;
-      const A* v = self.src.values(p, s, m, buf.data, st);
-      A* ac = a + c;
-      for (std::int64_t j = 0; j < m; ++j) ac[j] = Op::combine(ac[j], v[j]);
-      self.step(p, s, m);
+    // Each row's values a chunk at a time (in place when they are a contiguous tensor of A):
+    // 2 KiB a row, 16 KiB for a group, in L1 beside the accumulators.
+    constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
+    chunk_buffer<A, chunk> buf[outer_group];
+    for (std::int64_t r0 = 0; r0 < rows; r0 += outer_group) {
+      const std::int64_t group = rows - r0 < outer_group ? rows - r0 : outer_group;
+      for (std::int64_t c = 0; c < n; c += chunk) {
+        const std::int64_t m = n - c < chunk ? n - c : chunk;
+        const A* v[outer_group];
+        for (std::int64_t r = 0; r < group; ++r) {
+          char* p[max_operands];
+          for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k] + (r0 + r) * row_step[k] + c * s[k];
+          v[r] = self.src.values(p, s, m, buf[r].data, st);
+        }
+        combine_rows<Op>(v, group, static_cast<A*>(acc) + c, m);
+      }
     }
   }
   static void rows(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, std::int64_t count,
-                   const std::int64_t* step_by, loop_status* st) {
+                   const std::int64_t* step_by, loop_status* st, bool add) {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
     char* p[max_operands];
     for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k];
     for (std::int64_t r = 0; r < count; ++r) {
       // identity combined with the row: the same bits as the tree's single leaf
-      *reinterpret_cast<A*>(p[0]) = Op::combine(Op::template identity<A>(), self.reduce(p, s, n, st));
+      A& out = *reinterpret_cast<A*>(p[0]);
+      out = Op::combine(add ? out : Op::template identity<A>(), self.reduce(p, s, n, st));
       for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] += step_by[k];
     }
   }

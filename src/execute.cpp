@@ -67,6 +67,8 @@ class odometer {
       index_[i] = 0;
     }
   }
+  /// Indices left along the innermost dim before the next one carries (1 with no dims).
+  std::int64_t left_in_row() const { return ndims_ == 0 ? 1 : p_.sizes[dim(0)] - index_[0]; }
   /// Number of indices the odometer walks.
   std::int64_t count() const {
     std::int64_t n = 1;
@@ -286,20 +288,12 @@ class reduction {
     if (red_.size() == 1 && nblocks == 1) {
       // One row per output (x.amax(-1)): runs of outputs along the innermost kept dim go to
       // the kernel in one call. The same bits as the tree's single leaf.
-      const std::int64_t run = kept_.empty() ? 1 : p_.sizes[static_cast<std::size_t>(kept_[0])];
-      const std::int64_t* step = kept_.empty() ? p_.strides.data() : &p_.strides[static_cast<std::size_t>(kept_[0]) * nops_];
       const std::int64_t pieces = std::min<std::int64_t>(threads, noutputs);
       parallel_for(pieces, threads, [&](std::int64_t c) {
-        const std::int64_t o0 = noutputs * c / pieces, o1 = noutputs * (c + 1) / pieces;
-        odometer od(p_, kept_.empty() ? nullptr : kept_.data() + 1, kept_.empty() ? 0 : kept_.size() - 1);
-        for (std::int64_t o = o0; o < o1;) {
-          const std::int64_t r = o / run, col = o % run, len = std::min(run - col, o1 - o);
-          od.seek(p_.base.data(), r);
-          char* ptrs[max_operands];
-          for (std::size_t k = 0; k < nops_; ++k) ptrs[k] = od.ptrs[k] + col * step[k];
-          k_.rows(k_.ctx, ptrs, p_.strides.data(), p_.sizes[0], len, step, st_);
-          o += len;
-        }
+        output_runs(p_.base.data(), noutputs * c / pieces, noutputs * (c + 1) / pieces,
+                    [&](char* const* ptrs, const std::int64_t* step, std::int64_t, std::int64_t len) {
+                      k_.rows(k_.ctx, ptrs, p_.strides.data(), p_.sizes[0], len, step, st_, false);
+                    });
       });
       return;
     }
@@ -311,9 +305,30 @@ class reduction {
     if (outside && nblocks > 1 && noutputs * nblocks <= (std::int64_t{1} << 22)) {
       scratch partial(static_cast<std::size_t>(noutputs * nblocks * w_));
       parallel_for(nblocks, threads, [&](std::int64_t b) {
-        odometer od(p_, kept_.data(), kept_.size());
-        od.seek(p_.base.data(), 0);
-        for (std::int64_t o = 0; o < noutputs; ++o, od.next()) inner_block(od.ptrs, b, at(partial.get(), b * noutputs + o));
+        std::byte* part = at(partial.get(), b * noutputs);
+        if (p_.sizes[0] >= reduce_block) {  // a block is a piece of one row (per output)
+          odometer od(p_, kept_.data(), kept_.size());
+          od.seek(p_.base.data(), 0);
+          for (std::int64_t o = 0; o < noutputs; ++o, od.next()) inner_block(od.ptrs, b, at(part, o));
+          return;
+        }
+        // A block is several whole rows: row by row, every output's row added to its partial
+        // (inner_block's order of combines), so memory is read in order.
+        k_.init(part, noutputs);
+        odometer rows(p_, red_.data() + 1, red_.size() - 1);
+        const std::int64_t r0 = b * rows_per_block(), r1 = std::min(rows.count(), r0 + rows_per_block());
+        rows.seek(p_.base.data(), r0);
+        for (std::int64_t r = r0; r < r1; ++r, rows.next())
+          output_runs(rows.ptrs, 0, noutputs, [&](char* const* ptrs, const std::int64_t* step, std::int64_t o,
+                                                  std::int64_t len) {
+            char* p[max_operands];
+            std::int64_t to[max_operands];
+            std::copy(ptrs, ptrs + nops_, p);
+            std::copy(step, step + nops_, to);
+            p[0] = reinterpret_cast<char*>(at(part, o));
+            to[0] = w_;
+            k_.rows(k_.ctx, p, p_.strides.data(), p_.sizes[0], len, to, st_, true);
+          });
       });
       parallel_for(noutputs, threads, [&](std::int64_t o) {
         odometer od(p_, kept_.data(), kept_.size());
@@ -332,6 +347,22 @@ class reduction {
     } else {
       outputs.seek(p_.base.data(), 0);
       for (std::int64_t o = 0; o < noutputs; ++o, outputs.next()) inner_output(outputs.ptrs, nblocks, threads);
+    }
+  }
+  // Calls fn(ptrs, step, o, len) for the outputs [o0, o1) of the plan at base in runs along
+  // the innermost kept dim: output o + i's operands at ptrs[k] + i * step[k] for i < len.
+  template <class Fn>
+  void output_runs(char* const* base, std::int64_t o0, std::int64_t o1, Fn fn) const {
+    const std::int64_t run = kept_.empty() ? 1 : p_.sizes[static_cast<std::size_t>(kept_[0])];
+    const std::int64_t* step = kept_.empty() ? p_.strides.data() : &p_.strides[static_cast<std::size_t>(kept_[0]) * nops_];
+    odometer od(p_, kept_.empty() ? nullptr : kept_.data() + 1, kept_.empty() ? 0 : kept_.size() - 1);
+    for (std::int64_t o = o0; o < o1;) {
+      const std::int64_t r = o / run, col = o % run, len = std::min(run - col, o1 - o);
+      od.seek(base, r);
+      char* ptrs[max_operands];
+      for (std::size_t k = 0; k < nops_; ++k) ptrs[k] = od.ptrs[k] + col * step[k];
+      fn(ptrs, step, o, len);
+      o += len;
     }
   }
   // Output o's tree over precomputed block partials: the same shape as inner_output's.
@@ -358,16 +389,28 @@ class reduction {
   }
 
   // ---- outer reductions (plan dim 0 is kept): a segment of outputs at a time ----
-  // Distance between tree-level buffers: a segment plus one cache line, so that buffers
-  // used together never sit a multiple of 4 KiB apart (4K aliasing stalls loads on stores).
-  std::int64_t level_bytes() const { return outer_segment * w_ + 64 + w_; }
+  // Distance between tree-level buffers: a segment rounded up to cache lines plus one line,
+  // so that every buffer is 64-byte aligned (a vector of accumulators never straddles two
+  // lines) and buffers used together never sit a multiple of 4 KiB apart (4K aliasing
+  // stalls loads on stores).
+  std::int64_t level_bytes() const { return (outer_segment * w_ + 63) / 64 * 64 + 64; }
 
   void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
     k_.init(acc, len);
     odometer rows(p_, red_.data(), red_.size());
     const std::int64_t r0 = b * reduce_rows, r1 = std::min(rows.count(), r0 + reduce_rows);
     rows.seek(base, r0);
-    for (std::int64_t r = r0; r < r1; ++r, rows.next()) k_.outer(k_.ctx, rows.ptrs, p_.strides.data(), len, acc, st_);
+    // Runs of rows along the innermost reduced dim go to the kernel in one call, which sums
+    // them outer_group at a time in registers before they meet the accumulators. The runs
+    // depend on the block alone: the same bits for any thread count.
+    static constexpr std::int64_t no_step[max_operands] = {};
+    const std::int64_t* row_step = red_.empty() ? no_step : &p_.strides[static_cast<std::size_t>(red_[0]) * nops_];
+    for (std::int64_t r = r0; r < r1;) {
+      const std::int64_t m = std::min(r1 - r, rows.left_in_row());
+      k_.outer(k_.ctx, rows.ptrs, p_.strides.data(), len, acc, st_, m, row_step);
+      for (std::int64_t i = 0; i < m; ++i) rows.next();
+      r += m;
+    }
   }
   void outer_tree(char* const* base, std::int64_t b0, std::int64_t b1, std::byte* res, std::int64_t len,
                   std::byte* levels) const {
