@@ -158,6 +158,8 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads", "[reduce][threads
   std::normal_distribution<float> dist;
   auto x = empty<float>({300, 700});
   for (float& v : std::span<float>(x.data_ptr(), 300 * 700)) v = dist(gen);
+  auto long_row = empty<float>({1'000'123});  // 245 leaves of 4096 and a short one
+  for (float& v : std::span<float>(long_row.data_ptr(), 1'000'123)) v = dist(gen);
   auto run_all = [&] {
     std::vector<std::vector<float>> r;
     r.push_back(eval(sum(x)).to_vector());
@@ -167,6 +169,9 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads", "[reduce][threads
     r.push_back(eval(mean(x * x, {0}, true)).to_vector());
     r.push_back(eval(sum(x.view({30, 10, 700}), {0, 2})).to_vector());
     r.push_back(eval(amax(x, {0})).to_vector());
+    // Runs of 10 rows along a reduced dim that does not coalesce with the other (groups of 8 + 2).
+    r.push_back(eval(sum(x.view({30, 10, 700}).permute({1, 0, 2}), {0, 1})).to_vector());
+    r.push_back(eval(sum(long_row)).to_vector());
     return r;
   };
   set_num_threads(1);
@@ -175,6 +180,24 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads", "[reduce][threads
   const auto two = run_all();
   set_num_threads(1);
   CHECK(one == two);
+}
+
+TEST_CASE("a flat sum's leaves computed together give the bits of leaves computed one by one", "[reduce][threads]") {
+  // A contiguous sum cuts its row into 4096-element leaves and computes up to 256 of them in
+  // one call; rows of exactly 4096 elements that do not coalesce (a narrowed view) give the
+  // same leaves one at a time. The tree over them is the same, so the bits must be too.
+  std::mt19937 gen(5);
+  std::normal_distribution<float> dist(0.0f, 1.0f);  // sums near zero: every rounding shows
+  auto wide = empty<float>({1000, 4100});
+  for (float& v : std::span<float>(wide.data_ptr(), 1000 * 4100)) v = dist(gen);
+  auto rows = wide.narrow(1, 0, 4096);
+  auto flat = rows.contiguous();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    CHECK(eval(sum(rows)).item() == eval(sum(flat)).item());
+    CHECK(eval(amax(rows)).item() == eval(amax(flat)).item());
+  }
+  set_num_threads(1);
 }
 
 TEST_CASE("float32 sums of 10^7 values are accurate on inner and outer axes", "[reduce][accuracy]") {
