@@ -372,6 +372,57 @@ void transpose_regs(const char* src, std::int64_t s0, T* dst, std::int64_t d0) {
   }
 }
 
+/// dst[i] = p[3 * i] for i < n, 16 (4-byte) or 8 (8-byte) elements at a time from three
+/// vector loads and two shuffles (a channel of interleaved RGB data; the compiler's own
+/// stride-3 loop is slower than scalar loads here). A block is loaded only when the element
+/// after it exists, so the loads never leave the tensor's span.
+template <class T>
+void gather3(const T* p, std::int64_t n, T* __restrict dst) {
+  std::int64_t i = 0;
+  if constexpr (sizeof(T) == 4) {
+    using V = std::uint32_t __attribute__((ext_vector_type(16)));
+    for (; i + 16 < n; i += 16) {
+      V a, b, c;
+      std::memcpy(&a, p + 3 * i, sizeof(V));
+      std::memcpy(&b, p + 3 * i + 16, sizeof(V));
+      std::memcpy(&c, p + 3 * i + 32, sizeof(V));
+      const V t = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 0, 0, 0, 0, 0);
+      const V r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
+      std::memcpy(dst + i, &r, sizeof(V));
+    }
+  } else if constexpr (sizeof(T) == 8) {
+    using V = std::uint64_t __attribute__((ext_vector_type(8)));
+    for (; i + 8 < n; i += 8) {
+      V a, b, c;
+      std::memcpy(&a, p + 3 * i, sizeof(V));
+      std::memcpy(&b, p + 3 * i + 8, sizeof(V));
+      std::memcpy(&c, p + 3 * i + 16, sizeof(V));
+      const V t = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 0, 0);
+      const V r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 10, 13);
+      std::memcpy(dst + i, &r, sizeof(V));
+    }
+  }
+  for (; i < n; ++i) dst[i] = p[3 * i];
+}
+
+/// dst[i] = the element at base + i * stride for i < n (stride != 0). Strides of 2, 3 and 4
+/// elements (every other element, a channel of RGB or RGBA data) take loops that vectorise.
+/// Code per element type, shared by every expression.
+template <class T>
+void gather_strided(const char* base, std::int64_t stride, std::int64_t n, T* __restrict dst) {
+  constexpr auto w = static_cast<std::int64_t>(sizeof(T));
+  const T* p = reinterpret_cast<const T*>(base);
+  if (stride == 2 * w) {
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = p[2 * i];
+  } else if (stride == 3 * w) {
+    gather3(p, n, dst);
+  } else if (stride == 4 * w) {
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = p[4 * i];
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) dst[i] = *reinterpret_cast<const T*>(base + i * stride);
+  }
+}
+
 /// The row kernel of `out = e` for an output of type O, for any E with value_type,
 /// leaf_types, leaf_count and at<I>(args, i). Contiguous rows run a plain indexed loop that
 /// the compiler vectorises; other rows are cut into chunks whose strided operands are
@@ -481,19 +532,13 @@ struct kernel {
     return (one.template operator()<M>() || ...);
   }
 
-  // A leaf's elements [c, c + len) as a unit-stride pointer: in place, or gathered into buf.
+  // A leaf's elements [c, c + len) as a unit-stride pointer: in place, or gathered into buf
+  // (a broadcast leaf's buf was filled once for the row).
   template <class T>
   static const T* source(const char* base, std::int64_t stride, std::int64_t c, std::int64_t len,
                          chunk_buffer<T, chunk>& buf) {
-    constexpr auto w = static_cast<std::int64_t>(sizeof(T));
-    if (stride == w) return reinterpret_cast<const T*>(base) + c;
-    if (stride == 2 * w) {  // every other element (x[:, ::2]): a constant stride vectorises
-      const T* p = reinterpret_cast<const T*>(base) + 2 * c;
-      for (std::int64_t i = 0; i < len; ++i) buf.data[i] = p[2 * i];
-    } else if (stride != 0) {
-      const char* p = base + c * stride;
-      for (std::int64_t i = 0; i < len; ++i) buf.data[i] = *reinterpret_cast<const T*>(p + i * stride);
-    }
+    if (stride == static_cast<std::int64_t>(sizeof(T))) return reinterpret_cast<const T*>(base) + c;
+    if (stride != 0) gather_strided(base + c * stride, stride, len, buf.data);
     return buf.data;
   }
 

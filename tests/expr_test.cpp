@@ -316,6 +316,37 @@ TEST_CASE("every-other-element operands: x.slice(1 0 n 2) + x.slice(1 1 n 2)", "
 }
 
 namespace {
+// The channels of interleaved data (x.slice(1, k, {}, ch)): every element of the result
+// checked, rows of lengths around the 16- and 8-element vector blocks, the last channel
+// ending exactly at the end of the tensor.
+template <class T>
+void check_channels(std::int64_t ch, std::int64_t n) {
+  INFO("type " << dtype_name(dtype_v<T>) << ", " << ch << " channels of " << n);
+  Tensor<T> x = cast<T>(arange(3 * n * ch).view({3, n * ch}) % 251);
+  Tensor<T> sum = zeros<T>({3, n});
+  for (std::int64_t k = 0; k < ch; ++k) sum.assign(sum + x.slice(1, k, {}, ch));
+  Tensor<T> last = x.slice(1, ch - 1, {}, ch) * 1;
+  for (std::int64_t r = 0; r < 3; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      T want = 0;
+      for (std::int64_t k = 0; k < ch; ++k) want = static_cast<T>(want + x.at({r, j * ch + k}));
+      REQUIRE(sum.at({r, j}) == want);
+      REQUIRE(last.at({r, j}) == x.at({r, j * ch + ch - 1}));
+    }
+}
+}  // namespace
+
+TEST_CASE("channels of interleaved data: strides of 2, 3 and 4 elements", "[expr]") {
+  for (std::int64_t ch : {2, 3, 4, 5})
+    for (std::int64_t n : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 1000}) {
+      check_channels<float>(ch, n);
+      check_channels<double>(ch, n);
+      check_channels<i32>(ch, n);
+      check_channels<i8>(ch, n);
+    }
+}
+
+namespace {
 // out = a.t() + b (and the other way round) at sizes around the tile edges, checked element by
 // element against at(): transposed inputs, transposed outputs, every element width.
 template <class T>
