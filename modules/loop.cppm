@@ -218,7 +218,7 @@ struct reduce_kernel {
 
 inline constexpr std::int64_t reduce_chunk = 512;    ///< elements evaluated at a time
 inline constexpr std::int64_t reduce_block = 4096;   ///< inner reductions: elements per tree leaf
-inline constexpr std::int64_t reduce_rows = 64;        ///< outer reductions: rows per tree leaf
+inline constexpr std::int64_t reduce_rows = 64;      ///< outer reductions: rows per tree leaf
 inline constexpr std::int64_t outer_segment = 4096;  ///< outer reductions: kept elements per task
 inline constexpr std::int64_t outer_group = 8;       ///< outer reductions: rows combined in registers
 inline constexpr int parallel_split = 16;            ///< tree leaves' groups that may run in parallel
@@ -804,7 +804,7 @@ struct reduction_kernels {
                     loop_status* st, std::int64_t rows, const std::int64_t* row_step) {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
     // Each row's values a chunk at a time (in place when they are a contiguous tensor of A):
-    // 2 KiB a row, 16 KiB for a group, in L1 beside the accumulators.
+    // 4 KiB a row, 32 KiB for a group, in L1 beside the accumulators.
     constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
     chunk_buffer<A, chunk> buf[outer_group];
     for (std::int64_t r0 = 0; r0 < rows; r0 += outer_group) {

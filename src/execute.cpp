@@ -236,9 +236,11 @@ class reduction {
 
   // ---- inner reductions (plan dim 0 is reduced): one value per output ----
   std::int64_t rows_per_block() const { return std::max<std::int64_t>(1, reduce_block / p_.sizes[0]); }
+  // Blocks per row when a block is a piece of one row (dim 0 of at least reduce_block).
+  std::int64_t blocks_per_row() const { return (p_.sizes[0] + reduce_block - 1) / reduce_block; }
   std::int64_t inner_blocks(std::int64_t rows) const {
     const std::int64_t n0 = p_.sizes[0];
-    if (n0 >= reduce_block) return rows * ((n0 + reduce_block - 1) / reduce_block);
+    if (n0 >= reduce_block) return rows * blocks_per_row();
     return (rows + rows_per_block() - 1) / rows_per_block();
   }
   // Block b of the output at base into acc (initialised here).
@@ -247,7 +249,7 @@ class reduction {
     k_.init(acc, 1);
     odometer rows(p_, red_.data() + 1, red_.size() - 1);
     if (n0 >= reduce_block) {  // a block is a piece of one row
-      const std::int64_t per_row = (n0 + reduce_block - 1) / reduce_block;
+      const std::int64_t per_row = blocks_per_row();
       rows.seek(base, b / per_row);
       const std::int64_t start = b % per_row * reduce_block;
       for (std::size_t k = 1; k < nops_; ++k) rows.ptrs[k] += start * p_.strides[k];
@@ -272,11 +274,11 @@ class reduction {
   // same bits, without a seek and an indirect call per 4096 elements.
   static constexpr std::int64_t leaf_batch = 256;
   bool pieces_of_one_row(std::int64_t b0, std::int64_t b1) const {
-    const std::int64_t n0 = p_.sizes[0], per_row = (n0 + reduce_block - 1) / reduce_block;
-    return n0 >= reduce_block && b1 - b0 > 1 && b0 / per_row == (b1 - 1) / per_row;
+    const std::int64_t per_row = blocks_per_row();
+    return p_.sizes[0] >= reduce_block && b1 - b0 > 1 && b0 / per_row == (b1 - 1) / per_row;
   }
   void batched_tree(char* const* base, std::int64_t b0, std::int64_t b1, std::byte* acc) const {
-    const std::int64_t n0 = p_.sizes[0], per_row = (n0 + reduce_block - 1) / reduce_block;
+    const std::int64_t n0 = p_.sizes[0], per_row = blocks_per_row();
     alignas(64) std::byte leaves[leaf_batch * 64];
     odometer rows(p_, red_.data() + 1, red_.size() - 1);
     rows.seek(base, b0 / per_row);
