@@ -347,6 +347,46 @@ TEST_CASE("channels of interleaved data: strides of 2, 3 and 4 elements", "[expr
 }
 
 namespace {
+// Several channels of the same interleaved data in one expression (gathered together from
+// shared vectors), in any order, twice, two of three, beside a broadcast operand, into a
+// strided output; every element checked against at().
+template <class T>
+void check_channel_mix(std::int64_t n) {
+  INFO("type " << dtype_name(dtype_v<T>) << ", " << n << " pixels");
+  const Tensor<T> x = cast<T>(arange(3 * 3 * n).view({3, 3 * n}) % 251);
+  const auto ch = [&](std::int64_t k) { return x.slice(1, k, {}, 3); };
+  const Tensor<T> col = cast<T>(arange(3).view({3, 1}) + 5);
+  const Tensor<T> rgb = ch(0) + ch(1) * T(2) + ch(2) * T(3);
+  const Tensor<T> bgr = ch(2) * T(3) + ch(1) * T(2) + ch(0);
+  const Tensor<T> gb = ch(1) - ch(2);  // the base is channel 1; channel 2 ends the tensor
+  const Tensor<T> rb = ch(2) - ch(0);
+  const Tensor<T> rrg = ch(0) * ch(0) + ch(1) + col;
+  Tensor<T> out = zeros<T>({3, 2 * n});
+  out.slice(1, 1, {}, 2).assign(ch(1) * T(2) + ch(0) - col);
+  for (std::int64_t r = 0; r < 3; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const T c0 = x.at({r, 3 * j}), c1 = x.at({r, 3 * j + 1}), c2 = x.at({r, 3 * j + 2}), b = col.at({r, 0});
+      REQUIRE(rgb.at({r, j}) == static_cast<T>(c0 + c1 * T(2) + c2 * T(3)));
+      REQUIRE(bgr.at({r, j}) == static_cast<T>(c2 * T(3) + c1 * T(2) + c0));
+      REQUIRE(gb.at({r, j}) == static_cast<T>(c1 - c2));
+      REQUIRE(rb.at({r, j}) == static_cast<T>(c2 - c0));
+      REQUIRE(rrg.at({r, j}) == static_cast<T>(c0 * c0 + c1 + b));
+      REQUIRE(out.at({r, 2 * j + 1}) == static_cast<T>(c1 * T(2) + c0 - b));
+      REQUIRE(out.at({r, 2 * j}) == T(0));
+    }
+}
+}  // namespace
+
+TEST_CASE("channels of the same interleaved data read together in one expression", "[expr]") {
+  for (std::int64_t n : {1, 7, 8, 9, 15, 16, 17, 33, 100, 513, 1000}) {
+    check_channel_mix<float>(n);
+    check_channel_mix<double>(n);
+    check_channel_mix<i32>(n);
+    check_channel_mix<std::int64_t>(n);
+  }
+}
+
+namespace {
 // out = a.t() + b (and the other way round) at sizes around the tile edges, checked element by
 // element against at(): transposed inputs, transposed outputs, every element width.
 template <class T>
