@@ -407,7 +407,8 @@ void gather3(const T* p, std::int64_t n, T* __restrict dst) {
 
 /// dst[i] = the element at base + i * stride for i < n (stride != 0). Strides of 2, 3 and 4
 /// elements (every other element, a channel of RGB or RGBA data) take loops that vectorise.
-/// Code per element type, shared by every expression.
+/// A template on the element type only, though the compiler inlines it into each
+/// expression's chunk loop (once per strided leaf).
 template <class T>
 void gather_strided(const char* base, std::int64_t stride, std::int64_t n, T* __restrict dst) {
   constexpr auto w = static_cast<std::int64_t>(sizeof(T));

@@ -347,9 +347,9 @@ TEST_CASE("channels of interleaved data: strides of 2, 3 and 4 elements", "[expr
 }
 
 namespace {
-// Several channels of the same interleaved data in one expression (gathered together from
-// shared vectors), in any order, twice, two of three, beside a broadcast operand, into a
-// strided output; every element checked against at().
+// Several channels of the same interleaved data as leaves of one expression: in any order,
+// one channel twice, two of three, beside a broadcast operand, into a strided output; every
+// element checked against at().
 template <class T>
 void check_channel_mix(std::int64_t n) {
   INFO("type " << dtype_name(dtype_v<T>) << ", " << n << " pixels");
