@@ -322,107 +322,25 @@ struct strided_ptr {
   T operator[](std::int64_t i) const { return *reinterpret_cast<const T*>(p + i * stride); }
 };
 
-/// Transposes a B x B block (B = 8 for 4-byte, 4 for 8-byte elements): row r of src (r * s0
-/// bytes on) holds B consecutive elements; dst[c * d0 + r] = src row r, element c. Written
-/// with the compiler's generic vector shuffles, which become unpack/shuffle/permute
-/// instructions for whatever ISA the user's translation unit targets.
-template <class T>
-void transpose_regs(const char* src, std::int64_t s0, T* dst, std::int64_t d0) {
-  if constexpr (sizeof(T) == 4) {
-    using V = std::uint32_t __attribute__((ext_vector_type(8)));
-    V r[8];
-    for (int k = 0; k < 8; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
-    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 8, 1, 9, 4, 12, 5, 13);
-    const V t1 = __builtin_shufflevector(r[0], r[1], 2, 10, 3, 11, 6, 14, 7, 15);
-    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 8, 1, 9, 4, 12, 5, 13);
-    const V t3 = __builtin_shufflevector(r[2], r[3], 2, 10, 3, 11, 6, 14, 7, 15);
-    const V t4 = __builtin_shufflevector(r[4], r[5], 0, 8, 1, 9, 4, 12, 5, 13);
-    const V t5 = __builtin_shufflevector(r[4], r[5], 2, 10, 3, 11, 6, 14, 7, 15);
-    const V t6 = __builtin_shufflevector(r[6], r[7], 0, 8, 1, 9, 4, 12, 5, 13);
-    const V t7 = __builtin_shufflevector(r[6], r[7], 2, 10, 3, 11, 6, 14, 7, 15);
-    const V u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
-    const V u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
-    const V u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
-    const V u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
-    const V u4 = __builtin_shufflevector(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13);
-    const V u5 = __builtin_shufflevector(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
-    const V u6 = __builtin_shufflevector(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13);
-    const V u7 = __builtin_shufflevector(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
-    const V o[8] = {__builtin_shufflevector(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11),
-                    __builtin_shufflevector(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11),
-                    __builtin_shufflevector(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11),
-                    __builtin_shufflevector(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11),
-                    __builtin_shufflevector(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15),
-                    __builtin_shufflevector(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15),
-                    __builtin_shufflevector(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15),
-                    __builtin_shufflevector(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15)};
-    for (int k = 0; k < 8; ++k) std::memcpy(dst + k * d0, &o[k], sizeof(V));
-  } else {
-    static_assert(sizeof(T) == 8);
-    using V = std::uint64_t __attribute__((ext_vector_type(4)));
-    V r[4];
-    for (int k = 0; k < 4; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
-    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 2, 6);
-    const V t1 = __builtin_shufflevector(r[0], r[1], 1, 5, 3, 7);
-    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 2, 6);
-    const V t3 = __builtin_shufflevector(r[2], r[3], 1, 5, 3, 7);
-    const V o[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 0, 1, 4, 5),
-                    __builtin_shufflevector(t0, t2, 2, 3, 6, 7), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
-    for (int k = 0; k < 4; ++k) std::memcpy(dst + k * d0, &o[k], sizeof(V));
-  }
-}
-
-/// dst[i] = p[3 * i] for i < n, 16 (4-byte) or 8 (8-byte) elements at a time from three
-/// vector loads and two shuffles (a channel of interleaved RGB data; the compiler's own
-/// stride-3 loop is slower than scalar loads here). A block is loaded only when the element
-/// after it exists, so the loads never leave the tensor's span.
-template <class T>
-void gather3(const T* p, std::int64_t n, T* __restrict dst) {
-  std::int64_t i = 0;
-  if constexpr (sizeof(T) == 4) {
-    using V = std::uint32_t __attribute__((ext_vector_type(16)));
-    for (; i + 16 < n; i += 16) {
-      V a, b, c;
-      std::memcpy(&a, p + 3 * i, sizeof(V));
-      std::memcpy(&b, p + 3 * i + 16, sizeof(V));
-      std::memcpy(&c, p + 3 * i + 32, sizeof(V));
-      const V t = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 0, 0, 0, 0, 0);
-      const V r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
-      std::memcpy(dst + i, &r, sizeof(V));
-    }
-  } else if constexpr (sizeof(T) == 8) {
-    using V = std::uint64_t __attribute__((ext_vector_type(8)));
-    for (; i + 8 < n; i += 8) {
-      V a, b, c;
-      std::memcpy(&a, p + 3 * i, sizeof(V));
-      std::memcpy(&b, p + 3 * i + 8, sizeof(V));
-      std::memcpy(&c, p + 3 * i + 16, sizeof(V));
-      const V t = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 0, 0);
-      const V r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 10, 13);
-      std::memcpy(dst + i, &r, sizeof(V));
-    }
-  }
-  for (; i < n; ++i) dst[i] = p[3 * i];
-}
-
-/// dst[i] = the element at base + i * stride for i < n (stride != 0). Strides of 2, 3 and 4
-/// elements (every other element, a channel of RGB or RGBA data) take loops that vectorise.
-/// A template on the element type only, though the compiler inlines it into each
-/// expression's chunk loop (once per strided leaf).
-template <class T>
-void gather_strided(const char* base, std::int64_t stride, std::int64_t n, T* __restrict dst) {
-  constexpr auto w = static_cast<std::int64_t>(sizeof(T));
-  const T* p = reinterpret_cast<const T*>(base);
-  if (stride == 2 * w) {
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = p[2 * i];
-  } else if (stride == 3 * w) {
-    gather3(p, n, dst);
-  } else if (stride == 4 * w) {
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = p[4 * i];
-  } else {
-    for (std::int64_t i = 0; i < n; ++i) dst[i] = *reinterpret_cast<const T*>(base + i * stride);
-  }
-}
+// Data movement by element width (w bytes), compiled once in src/gather.cpp and shared by every
+// expression, reduction and derivative.
+/// dst[i] = the element at src + i * stride, i < n; stride 0 fills. Strides of 2, 3 and 4
+/// elements (every other element, a channel of RGB or RGBA data) are vectorised.
+void gather(const char* src, std::int64_t stride, std::int64_t n, std::int64_t w, char* dst);
+/// One chunk of a row's operands as unit-stride arrays: in[k] = operand k's elements
+/// [c, c + len) (ptrs[k], byte stride s[k], w[k] bytes each), in place when unit-stride, else
+/// buf[k] (gathered into it; a broadcast operand's buffer already holds its value). Operands
+/// of stride 3 (4- or 8-byte elements): channels of the same data come out of the same vector
+/// loads, single channels of different data are read in one loop, up to four at a time.
+void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count, std::int64_t c,
+                  std::int64_t len, char* const* buf, const char** in);
+/// The element at dst + i * stride = src[i], i < n.
+void scatter(const char* src, std::int64_t n, std::int64_t w, char* dst, std::int64_t stride);
+/// dst[j * n0 + i] = element (i, j) at src + i * s0 + j * w (i < n0, j < n1): a tile read
+/// along dim 1 written along dim 0, through in-register transposes of 4- and 8-byte elements.
+void transpose_in(const char* src, std::int64_t s0, std::int64_t w, char* dst, std::int64_t n0, std::int64_t n1);
+/// Element (i, j) at out + i * s0 + j * w = buf[j * n0 + i]: transpose_in's inverse.
+void transpose_out(const char* buf, std::int64_t w, char* out, std::int64_t s0, std::int64_t n0, std::int64_t n1);
 
 /// The row kernel of `out = e` for an output of type O, for any E with value_type,
 /// leaf_types, leaf_count and at<I>(args, i). Contiguous rows run a plain indexed loop that
@@ -494,28 +412,31 @@ struct kernel {
     } else {
       std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, chunk>...> bufs;
       chunk_buffer<O, chunk> obuf;
-      // Broadcast (stride-0) operands hold one value for the whole row: fill once.
-      ((s[K + 1] == 0 ? void(fill(std::get<K>(bufs).data, n < chunk ? n : chunk,
-                                  *reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])))
-                      : void()), ...);
+      static constexpr std::int64_t widths[N + 1] = {width<K>()..., 0};
+      char* const bp[N + 1] = {bytes(std::get<K>(bufs))..., nullptr};
+      // Broadcast (stride-0) operands hold one value for the whole row: filled once.
+      ((s[K + 1] == 0 ? gather(ptrs[K + 1], 0, n < chunk ? n : chunk, width<K>(), bp[K]) : void()), ...);
+      const bool strided = (false || ... || (s[K + 1] != 0 && s[K + 1] != width<K>()));
+      const char* in[N + 1];
       for (std::int64_t c = 0; c < n; c += chunk) {
         const std::int64_t len = n - c < chunk ? n - c : chunk;
-        const auto p = args(std::make_tuple(source(ptrs[K + 1], s[K + 1], c, len, std::get<K>(bufs))...), st);
+        if (strided) gather_chunk(ptrs + 1, s + 1, widths, N, c, len, bp, in);
+        else ((in[K] = s[K + 1] == 0 ? bp[K] : ptrs[K + 1] + c * s[K + 1]), ...);
+        const auto p = args(std::make_tuple(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(in[K])...), st);
         if (s[0] == sizeof(O)) {
           plain(reinterpret_cast<O*>(ptrs[0]) + c, p, len);
         } else {
           plain(obuf.data, p, len);
-          char* o = ptrs[0] + c * s[0];
-          for (std::int64_t i = 0; i < len; ++i) *reinterpret_cast<O*>(o + i * s[0]) = obuf.data[i];
+          scatter(reinterpret_cast<const char*>(obuf.data), len, sizeof(O), ptrs[0] + c * s[0], s[0]);
         }
       }
     }
   }
 
-  template <class T>
-  static void fill(T* p, std::int64_t n, T v) {
-    for (std::int64_t i = 0; i < n; ++i) p[i] = v;
-  }
+  template <std::size_t K>
+  static constexpr std::int64_t width() { return sizeof(typename leaf_at<K, leaves>::type); }
+  template <class T, std::size_t M>
+  static char* bytes(chunk_buffer<T, M>& b) { return reinterpret_cast<char*>(b.data); }
 
   // Runs the plain loop with leaf K read every (1 + bit K of mask) elements.
   template <unsigned... M, std::size_t... K>
@@ -531,16 +452,6 @@ struct kernel {
       return true;
     };
     return (one.template operator()<M>() || ...);
-  }
-
-  // A leaf's elements [c, c + len) as a unit-stride pointer: in place, or gathered into buf
-  // (a broadcast leaf's buf was filled once for the row).
-  template <class T>
-  static const T* source(const char* base, std::int64_t stride, std::int64_t c, std::int64_t len,
-                         chunk_buffer<T, chunk>& buf) {
-    if (stride == static_cast<std::int64_t>(sizeof(T))) return reinterpret_cast<const T*>(base) + c;
-    if (stride != 0) gather_strided(base + c * stride, stride, len, buf.data);
-    return buf.data;
   }
 
   static void row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
@@ -586,7 +497,7 @@ struct kernel {
     if (!any || n0 > detail::tile || n1 > tile_rows) return tile_rows_run(ptrs, s0, s1, n0, n1, st);
     // Transposed inputs into [n1][n0] buffers; the rest read in place.
     std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
-    ((in_t[K + 1] ? transpose_block(ptrs[K + 1], s0[K + 1], std::get<K>(bufs).data, n0, n1) : void()), ...);
+    ((in_t[K + 1] ? transpose_in(ptrs[K + 1], s0[K + 1], width<K>(), bytes(std::get<K>(bufs)), n0, n1) : void()), ...);
     chunk_buffer<O, cap> obuf;
     std::int64_t rs[N + 1];
     rs[0] = out_t ? static_cast<std::int64_t>(sizeof(O)) : s0[0];
@@ -597,48 +508,7 @@ struct kernel {
       ((p[K + 1] = in_t[K + 1] ? reinterpret_cast<char*>(std::get<K>(bufs).data + j * n0) : ptrs[K + 1] + j * s1[K + 1]), ...);
       run(p, rs, n0, st, seq);
     }
-    if (out_t) transpose_back(obuf.data, ptrs[0], s0[0], n0, n1);
-  }
-
-  // dst[j * n0 + i] = element (i, j) of src (i along dim 0 at byte stride s0, j unit-stride).
-  template <class T>
-  static void transpose_block(const char* src, std::int64_t s0, T* dst, std::int64_t n0, std::int64_t n1) {
-    constexpr std::int64_t B = sizeof(T) == 4 ? 8 : sizeof(T) == 8 ? 4 : 1;
-    std::int64_t i = 0;
-    if constexpr (B > 1) {
-      for (; i + B <= n0; i += B) {
-        std::int64_t j = 0;
-        for (; j + B <= n1; j += B)
-          transpose_regs<T>(src + i * s0 + j * static_cast<std::int64_t>(sizeof(T)), s0, dst + j * n0 + i, n0);
-        for (; j < n1; ++j)
-          for (std::int64_t ii = i; ii < i + B; ++ii) dst[j * n0 + ii] = at<T>(src, ii, j, s0);
-      }
-    }
-    for (; i < n0; ++i)
-      for (std::int64_t j = 0; j < n1; ++j) dst[j * n0 + i] = at<T>(src, i, j, s0);
-  }
-  // Element (i, j) of out (i along dim 0 at byte stride s0, j unit-stride) = buf[j * n0 + i].
-  static void transpose_back(const O* buf, char* out, std::int64_t s0, std::int64_t n0, std::int64_t n1) {
-    constexpr std::int64_t B = sizeof(O) == 4 ? 8 : sizeof(O) == 8 ? 4 : 1;
-    constexpr auto w = static_cast<std::int64_t>(sizeof(O));
-    std::int64_t j = 0;
-    if constexpr (B > 1) {
-      // out viewed from dim 1's side is buf transposed: (j, i) of out^T is buf[j][i].
-      for (; j + B <= n1; j += B) {
-        std::int64_t i = 0;
-        for (; i + B <= n0; i += B)
-          transpose_regs<O>(reinterpret_cast<const char*>(buf + j * n0 + i), n0 * w,
-                            reinterpret_cast<O*>(out + i * s0 + j * w), s0 / w);
-        for (; i < n0; ++i)
-          for (std::int64_t jj = j; jj < j + B; ++jj) *reinterpret_cast<O*>(out + i * s0 + jj * w) = buf[jj * n0 + i];
-      }
-    }
-    for (; j < n1; ++j)
-      for (std::int64_t i = 0; i < n0; ++i) *reinterpret_cast<O*>(out + i * s0 + j * w) = buf[j * n0 + i];
-  }
-  template <class T>
-  static T at(const char* src, std::int64_t i, std::int64_t j, std::int64_t s0) {
-    return *reinterpret_cast<const T*>(src + i * s0 + j * static_cast<std::int64_t>(sizeof(T)));
+    if (out_t) transpose_out(bytes(obuf), sizeof(O), ptrs[0], s0[0], n0, n1);
   }
 };
 

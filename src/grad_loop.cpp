@@ -10,17 +10,6 @@ module;
 module strata.loop;
 
 namespace strata::detail {
-namespace {
-template <std::int64_t W>
-void gather_fixed(const char* p, std::int64_t stride, std::int64_t len, char* out) {
-  for (std::int64_t i = 0; i < len; ++i) std::memcpy(out + i * W, p + i * stride, W);
-}
-template <std::int64_t W>
-void fill_fixed(const char* p, std::int64_t len, char* out) {
-  for (std::int64_t i = 0; i < len; ++i) std::memcpy(out + i * W, p, W);
-}
-}  // namespace
-
 std::int64_t grad_inputs::chunk() const {
   std::int64_t bytes = 0;
   for (std::size_t k = 0; k < count; ++k) bytes += itemsize[k];
@@ -43,25 +32,7 @@ void grad_inputs::gather(char* const* ptrs, const std::int64_t* s, std::int64_t 
     char* out = scratch;
     scratch += (len * w + 63) / 64 * 64;
     in[k] = out;
-    if (stride == 0) {
-      switch (w) {
-        case 2: fill_fixed<2>(p, len, out); break;
-        case 4: fill_fixed<4>(p, len, out); break;
-        case 8: fill_fixed<8>(p, len, out); break;
-        case 16: fill_fixed<16>(p, len, out); break;
-        default:
-          for (std::int64_t i = 0; i < len; ++i) std::memcpy(out + i * w, p, static_cast<std::size_t>(w));
-      }
-    } else {
-      switch (w) {
-        case 2: gather_fixed<2>(p, stride, len, out); break;
-        case 4: gather_fixed<4>(p, stride, len, out); break;
-        case 8: gather_fixed<8>(p, stride, len, out); break;
-        case 16: gather_fixed<16>(p, stride, len, out); break;
-        default:
-          for (std::int64_t i = 0; i < len; ++i) std::memcpy(out + i * w, p + i * stride, static_cast<std::size_t>(w));
-      }
-    }
+    detail::gather(p, stride, len, w, out);
   }
 }
 

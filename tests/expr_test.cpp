@@ -347,9 +347,9 @@ TEST_CASE("channels of interleaved data: strides of 2, 3 and 4 elements", "[expr
 }
 
 namespace {
-// Several channels of the same interleaved data as leaves of one expression: in any order,
-// one channel twice, two of three, beside a broadcast operand, into a strided output; every
-// element checked against at().
+// Several channels of the same interleaved data in one expression (gathered together from
+// shared vectors), in any order, twice, two of three, beside a broadcast operand, into a
+// strided output; every element checked against at().
 template <class T>
 void check_channel_mix(std::int64_t n) {
   INFO("type " << dtype_name(dtype_v<T>) << ", " << n << " pixels");
@@ -383,6 +383,41 @@ TEST_CASE("channels of the same interleaved data read together in one expression
     check_channel_mix<double>(n);
     check_channel_mix<i32>(n);
     check_channel_mix<std::int64_t>(n);
+  }
+}
+
+namespace {
+// Single channels of different interleaved data in one expression (read in one loop, up to
+// four at a time): five operands (four, then one), a channel pair of one tensor beside
+// channels of others, and 4- and 8-byte operands mixed; every element checked against at().
+template <class T>
+void check_channel_streams(std::int64_t n) {
+  INFO("type " << dtype_name(dtype_v<T>) << ", " << n << " pixels");
+  std::vector<Tensor<T>> xs;
+  for (std::int64_t k = 0; k < 5; ++k) xs.push_back(cast<T>((arange(9 * n).view({3, 3 * n}) * (k + 1) + k) % 251));
+  const Tensor<double> xd = (arange(9 * n).view({3, 3 * n}) % 7) * 0.5;
+  const auto ch = [&](std::size_t k, std::int64_t c) { return xs[k].slice(1, c, {}, 3); };
+  const Tensor<T> five = ch(0, 0) + ch(1, 1) + ch(2, 2) + ch(3, 0) - ch(4, 2);
+  const Tensor<T> pair = ch(0, 2) * ch(1, 0) + ch(0, 1) + ch(2, 1);
+  const Tensor<double> wide = ch(0, 1) + xd.slice(1, 2, {}, 3) + ch(3, 2) * xd.slice(1, 0, {}, 3);
+  const auto at = [&](std::size_t k, std::int64_t r, std::int64_t j, std::int64_t c) { return xs[k].at({r, 3 * j + c}); };
+  for (std::int64_t r = 0; r < 3; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      REQUIRE(five.at({r, j}) == static_cast<T>(at(0, r, j, 0) + at(1, r, j, 1) + at(2, r, j, 2) + at(3, r, j, 0) -
+                                                at(4, r, j, 2)));
+      REQUIRE(pair.at({r, j}) == static_cast<T>(at(0, r, j, 2) * at(1, r, j, 0) + at(0, r, j, 1) + at(2, r, j, 1)));
+      REQUIRE(wide.at({r, j}) == static_cast<double>(at(0, r, j, 1)) + xd.at({r, 3 * j + 2}) +
+                                     static_cast<double>(at(3, r, j, 2)) * xd.at({r, 3 * j}));
+    }
+}
+}  // namespace
+
+TEST_CASE("channels of different interleaved data read together in one expression", "[expr]") {
+  for (std::int64_t n : {1, 8, 9, 16, 17, 100, 513, 1000}) {
+    check_channel_streams<float>(n);
+    check_channel_streams<double>(n);
+    check_channel_streams<i32>(n);
+    check_channel_streams<std::int64_t>(n);
   }
 }
 

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: MIT
+// Moving elements between strided operands and the loops' unit-stride buffers: gathers (and
+// broadcast fills), scatters, and tile transposes in registers. They depend on an element's
+// width only, so they are compiled once, here, and shared by every expression, reduction and
+// derivative (none of this is instantiated in a user's translation unit).
+module;
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+module strata.loop;
+
+namespace strata::detail {
+namespace {
+// Interleaved three-channel data (RGB), W = 4 or 8 bytes an element, in vectors of B = 64 / W
+// lanes: the compiler's own stride-3 loop is slower than scalar loads here, so a block of 3B
+// elements is loaded as three vectors and each channel taken out by two shuffles.
+template <std::int64_t W>
+using vec3 = std::conditional_t<W == 4, std::uint32_t, std::uint64_t> __attribute__((ext_vector_type(64 / W)));
+
+// Channel Ch of the block held in a, b, c: its elements Ch, Ch + 3, Ch + 6, ... in order.
+template <std::int64_t W, int Ch>
+vec3<W> channel(vec3<W> a, vec3<W> b, vec3<W> c) {
+  if constexpr (W == 4 && Ch == 0) {
+    const auto t = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 0, 0, 0, 0, 0);
+    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
+  } else if constexpr (W == 4 && Ch == 1) {
+    const auto t = __builtin_shufflevector(a, b, 1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 0, 0, 0, 0, 0);
+    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 18, 21, 24, 27, 30);
+  } else if constexpr (W == 4) {
+    const auto t = __builtin_shufflevector(a, b, 2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 0, 0, 0, 0, 0, 0);
+    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 19, 22, 25, 28, 31);
+  } else if constexpr (Ch == 0) {
+    const auto t = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 0, 0);
+    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 10, 13);
+  } else if constexpr (Ch == 1) {
+    const auto t = __builtin_shufflevector(a, b, 1, 4, 7, 10, 13, 0, 0, 0);
+    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 8, 11, 14);
+  } else {
+    const auto t = __builtin_shufflevector(a, b, 2, 5, 8, 11, 14, 0, 0, 0);
+    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 9, 12, 15);
+  }
+}
+
+// Takes channel Ch of block i (elements 3 * i ... 3 * (i + B) - 1 from src) into dst[i ...).
+template <std::int64_t W, int Ch>
+void take_channel(vec3<W> a, vec3<W> b, vec3<W> c, std::int64_t i, char* dst) {
+  const vec3<W> r = channel<W, Ch>(a, b, c);
+  std::memcpy(dst + i * W, &r, sizeof r);
+}
+
+template <std::int64_t W>
+void load3(const char* src, std::int64_t i, vec3<W>& a, vec3<W>& b, vec3<W>& c) {
+  constexpr std::int64_t B = 64 / W;
+  std::memcpy(&a, src + 3 * i * W, sizeof a);
+  std::memcpy(&b, src + (3 * i + B) * W, sizeof b);
+  std::memcpy(&c, src + (3 * i + 2 * B) * W, sizeof c);
+}
+
+// The channels k in Mask (bit k) of one operand's interleaved data: dst[k][i] = src[3 * i + k],
+// i < n, all from the same vectors. A block is loaded only when element 3 * (i + B) exists,
+// so the loads never leave the span of the operand that starts at src. (Neither loop is
+// unrolled: measured faster on this memory-bound loop, W10 of bench/fusion_bench.)
+template <std::int64_t W, unsigned Mask>
+void gather3(const char* __restrict src, std::int64_t n, char* __restrict d0, char* __restrict d1,
+             char* __restrict d2) {
+  std::int64_t i = 0;
+  if constexpr (W == 4 || W == 8) {
+#pragma clang loop unroll(disable)
+    for (; i + 64 / W < n; i += 64 / W) {
+      vec3<W> a, b, c;
+      load3<W>(src, i, a, b, c);
+      if constexpr ((Mask & 1u) != 0) take_channel<W, 0>(a, b, c, i, d0);
+      if constexpr ((Mask & 2u) != 0) take_channel<W, 1>(a, b, c, i, d1);
+      if constexpr ((Mask & 4u) != 0) take_channel<W, 2>(a, b, c, i, d2);
+    }
+  }
+#pragma clang loop vectorize(disable) unroll(disable)
+  for (; i < n; ++i) {
+    if constexpr ((Mask & 1u) != 0) std::memcpy(d0 + i * W, src + 3 * i * W, W);
+    if constexpr ((Mask & 2u) != 0) std::memcpy(d1 + i * W, src + (3 * i + 1) * W, W);
+    if constexpr ((Mask & 4u) != 0) std::memcpy(d2 + i * W, src + (3 * i + 2) * W, W);
+  }
+}
+
+// gather3 for the channels in mask (two or three of them).
+template <std::int64_t W>
+void gather3_channels(const char* src, std::int64_t n, unsigned mask, char* const* d) {
+  char* const d0 = d[0];
+  char* const d1 = d[1];
+  char* const d2 = d[2];
+  switch (mask) {
+    case 3: return gather3<W, 3>(src, n, d0, d1, d2);
+    case 5: return gather3<W, 5>(src, n, d0, d1, d2);
+    case 6: return gather3<W, 6>(src, n, d0, d1, d2);
+    default: return gather3<W, 7>(src, n, d0, d1, d2);
+  }
+}
+
+// Channel 0 of C operands of different interleaved data at once: dst[k][i] = src[k][3 * i],
+// i < n, k < C. One loop over all C streams keeps them all in flight; gathered one after
+// another, each stream would wait on memory alone (W10 three bases: 8% faster than that).
+template <std::int64_t W, int C>
+void gather3_streams(const char* const* src, std::int64_t n, char* const* dst) {
+  const char* s[C];
+  char* d[C];
+  for (int k = 0; k < C; ++k) {
+    s[k] = src[k];
+    d[k] = dst[k];
+  }
+  std::int64_t i = 0;
+#pragma clang loop unroll(disable)
+  for (; i + 64 / W < n; i += 64 / W) {
+    for (int k = 0; k < C; ++k) {
+      vec3<W> a, b, c;
+      load3<W>(s[k], i, a, b, c);
+      take_channel<W, 0>(a, b, c, i, d[k]);
+    }
+  }
+#pragma clang loop vectorize(disable) unroll(disable)
+  for (; i < n; ++i)
+    for (int k = 0; k < C; ++k) std::memcpy(d[k] + i * W, s[k] + 3 * i * W, W);
+}
+
+// Single channels of stride-3 operands of W bytes (4 or 8), gathered up to four at a time.
+struct channel_batch {
+  std::int64_t w;
+  const char* src[4] = {};
+  char* dst[4] = {};
+  int count = 0;
+
+  void add(const char* s, char* d, std::int64_t n) {
+    src[count] = s;
+    dst[count] = d;
+    if (++count == 4) run(n);
+  }
+  void run(std::int64_t n) {
+    if (w == 4) run_w<4>(n);
+    else run_w<8>(n);
+    count = 0;
+  }
+  template <std::int64_t W>
+  void run_w(std::int64_t n) const {
+    switch (count) {
+      case 0: return;
+      case 1: return gather3_streams<W, 1>(src, n, dst);
+      case 2: return gather3_streams<W, 2>(src, n, dst);
+      case 3: return gather3_streams<W, 3>(src, n, dst);
+      default: return gather3_streams<W, 4>(src, n, dst);
+    }
+  }
+};
+
+// gather() for W-byte elements: strides of 0 (a fill), 2, 3 and 4 elements take loops that
+// vectorise.
+template <std::int64_t W>
+void gather_w(const char* src, std::int64_t stride, std::int64_t n, char* __restrict dst) {
+  if (stride == 0) {
+    char v[W];
+    std::memcpy(v, src, W);
+    for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * W, v, W);
+  } else if (stride == 2 * W) {
+    for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * W, src + 2 * i * W, W);
+  } else if (stride == 3 * W) {
+    gather3<W, 1>(src, n, dst, nullptr, nullptr);
+  } else if (stride == 4 * W) {
+    for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * W, src + 4 * i * W, W);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * W, src + i * stride, W);
+  }
+}
+
+template <std::int64_t W>
+void scatter_w(const char* __restrict src, std::int64_t n, char* dst, std::int64_t stride) {
+  for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride, src + i * W, W);
+}
+
+// Transposes a B x B block of W-byte elements (B = 8 for 4-byte, 4 for 8-byte): row r of src
+// (r * s0 bytes on) holds B consecutive elements; row c of dst (c * d0 bytes on) receives
+// element c of every src row, in row order.
+template <std::int64_t W>
+void transpose_regs(const char* src, std::int64_t s0, char* dst, std::int64_t d0) {
+  if constexpr (W == 4) {
+    using V = std::uint32_t __attribute__((ext_vector_type(8)));
+    V r[8];
+    for (int k = 0; k < 8; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
+    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 8, 1, 9, 4, 12, 5, 13);
+    const V t1 = __builtin_shufflevector(r[0], r[1], 2, 10, 3, 11, 6, 14, 7, 15);
+    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 8, 1, 9, 4, 12, 5, 13);
+    const V t3 = __builtin_shufflevector(r[2], r[3], 2, 10, 3, 11, 6, 14, 7, 15);
+    const V t4 = __builtin_shufflevector(r[4], r[5], 0, 8, 1, 9, 4, 12, 5, 13);
+    const V t5 = __builtin_shufflevector(r[4], r[5], 2, 10, 3, 11, 6, 14, 7, 15);
+    const V t6 = __builtin_shufflevector(r[6], r[7], 0, 8, 1, 9, 4, 12, 5, 13);
+    const V t7 = __builtin_shufflevector(r[6], r[7], 2, 10, 3, 11, 6, 14, 7, 15);
+    const V u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+    const V u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+    const V u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+    const V u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+    const V u4 = __builtin_shufflevector(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13);
+    const V u5 = __builtin_shufflevector(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
+    const V u6 = __builtin_shufflevector(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13);
+    const V u7 = __builtin_shufflevector(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
+    const V o[8] = {__builtin_shufflevector(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11),
+                    __builtin_shufflevector(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15),
+                    __builtin_shufflevector(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15),
+                    __builtin_shufflevector(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15),
+                    __builtin_shufflevector(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15)};
+    for (int k = 0; k < 8; ++k) std::memcpy(dst + k * d0, &o[k], sizeof(V));
+  } else {
+    static_assert(W == 8);
+    using V = std::uint64_t __attribute__((ext_vector_type(4)));
+    V r[4];
+    for (int k = 0; k < 4; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
+    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 2, 6);
+    const V t1 = __builtin_shufflevector(r[0], r[1], 1, 5, 3, 7);
+    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 2, 6);
+    const V t3 = __builtin_shufflevector(r[2], r[3], 1, 5, 3, 7);
+    const V o[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 0, 1, 4, 5),
+                    __builtin_shufflevector(t0, t2, 2, 3, 6, 7), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+    for (int k = 0; k < 4; ++k) std::memcpy(dst + k * d0, &o[k], sizeof(V));
+  }
+}
+
+// Copies an n0 x n1 block of W-byte elements: element (i, j) is at a + i * a0 + j * a1 and
+// goes to b + i * b0 + j * b1. One side is unit-stride along dim 1 (a1 == W when rows_in_a,
+// else b1 == W) and the other along dim 0; B x B blocks are transposed in registers, the
+// edges copied element by element.
+template <std::int64_t W, bool rows_in_a>
+void transpose_w(const char* a, std::int64_t a0, std::int64_t a1, char* b, std::int64_t b0,
+                 std::int64_t b1, std::int64_t n0, std::int64_t n1) {
+  constexpr std::int64_t B = W == 4 ? 8 : W == 8 ? 4 : 1;
+  std::int64_t i = 0;
+  if constexpr (B > 1) {
+    for (; i + B <= n0; i += B) {
+      std::int64_t j = 0;
+      for (; j + B <= n1; j += B) {
+        const char* s = a + i * a0 + j * a1;
+        char* d = b + i * b0 + j * b1;
+        if constexpr (rows_in_a) transpose_regs<W>(s, a0, d, b1);
+        else transpose_regs<W>(s, a1, d, b0);
+      }
+      for (; j < n1; ++j)
+        for (std::int64_t ii = i; ii < i + B; ++ii) std::memcpy(b + ii * b0 + j * b1, a + ii * a0 + j * a1, W);
+    }
+  }
+  for (; i < n0; ++i)
+    for (std::int64_t j = 0; j < n1; ++j) std::memcpy(b + i * b0 + j * b1, a + i * a0 + j * a1, W);
+}
+}  // namespace
+
+void gather(const char* src, std::int64_t stride, std::int64_t n, std::int64_t w, char* dst) {
+  switch (w) {
+    case 1: return gather_w<1>(src, stride, n, dst);
+    case 2: return gather_w<2>(src, stride, n, dst);
+    case 4: return gather_w<4>(src, stride, n, dst);
+    case 8: return gather_w<8>(src, stride, n, dst);
+    case 16: return gather_w<16>(src, stride, n, dst);
+    default:
+      for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * w, src + i * stride, static_cast<std::size_t>(w));
+  }
+}
+
+void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count, std::int64_t c,
+                  std::int64_t len, char* const* buf, const char** in) {
+  std::uint64_t done = 0;  // operands already served by a channel group (count <= max_operands)
+  channel_batch singles[2] = {{4}, {8}};  // single channels of stride 3 by element width
+  for (std::size_t k = 0; k < count; ++k) {
+    if ((done >> k) & 1u) continue;
+    const std::int64_t wk = w[k], sk = s[k];
+    const char* p = ptrs[k] + c * sk;
+    if (sk == wk) {
+      in[k] = p;
+      continue;
+    }
+    in[k] = buf[k];
+    if (sk == 0) continue;  // a broadcast operand: its buffer holds the row's value
+    if (sk == 3 * wk && (wk == 4 || wk == 8)) {
+      // Operands reading other channels of the same interleaved data (the same stride, at most
+      // two elements apart): gathered in one pass over the shared vectors. Offsets are
+      // compared as addresses; every byte read lies in the span of the operand at the base.
+      const auto at = [&](std::size_t j) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(ptrs[j])); };
+      const auto near = [&](std::size_t j) {
+        const std::int64_t d = at(j) - at(k);
+        return !((done >> j) & 1u) && s[j] == sk && w[j] == wk && d >= -2 * wk && d <= 2 * wk && d % wk == 0;
+      };
+      std::int64_t lo = 0;
+      for (std::size_t j = k + 1; j < count; ++j)
+        if (near(j) && at(j) - at(k) < lo) lo = at(j) - at(k);
+      char* dst[3] = {nullptr, nullptr, nullptr};
+      unsigned mask = 0;
+      for (std::size_t j = k; j < count; ++j) {
+        if (j != k && !near(j)) continue;
+        const std::int64_t slot = (at(j) - at(k) - lo) / wk;
+        if (slot > 2) continue;
+        if (dst[slot] == nullptr) {
+          dst[slot] = buf[j];
+          mask |= 1u << slot;
+        }
+        in[j] = dst[slot];  // the same channel read twice shares one buffer
+        done |= std::uint64_t{1} << j;
+      }
+      if (mask == 1) {  // one channel of its data: read beside the other operands' single channels
+        singles[wk == 4 ? 0 : 1].add(p, dst[0], len);
+      } else if (wk == 4) {
+        gather3_channels<4>(p + lo, len, mask, dst);
+      } else {
+        gather3_channels<8>(p + lo, len, mask, dst);
+      }
+      continue;
+    }
+    switch (wk) {
+      case 4: gather_w<4>(p, sk, len, buf[k]); break;
+      case 8: gather_w<8>(p, sk, len, buf[k]); break;
+      default: gather(p, sk, len, wk, buf[k]);
+    }
+  }
+  for (channel_batch& b : singles) b.run(len);
+}
+
+void scatter(const char* src, std::int64_t n, std::int64_t w, char* dst, std::int64_t stride) {
+  switch (w) {
+    case 1: return scatter_w<1>(src, n, dst, stride);
+    case 2: return scatter_w<2>(src, n, dst, stride);
+    case 4: return scatter_w<4>(src, n, dst, stride);
+    case 8: return scatter_w<8>(src, n, dst, stride);
+    case 16: return scatter_w<16>(src, n, dst, stride);
+    default:
+      for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride, src + i * w, static_cast<std::size_t>(w));
+  }
+}
+
+void transpose_in(const char* src, std::int64_t s0, std::int64_t w, char* dst, std::int64_t n0, std::int64_t n1) {
+  // Element (i, j) at src + i * s0 + j * w goes to dst[j * n0 + i].
+  switch (w) {
+    case 4: return transpose_w<4, true>(src, s0, 4, dst, 4, n0 * 4, n0, n1);
+    case 8: return transpose_w<8, true>(src, s0, 8, dst, 8, n0 * 8, n0, n1);
+    default:
+      for (std::int64_t i = 0; i < n0; ++i)
+        for (std::int64_t j = 0; j < n1; ++j)
+          std::memcpy(dst + (j * n0 + i) * w, src + i * s0 + j * w, static_cast<std::size_t>(w));
+  }
+}
+
+void transpose_out(const char* buf, std::int64_t w, char* out, std::int64_t s0, std::int64_t n0, std::int64_t n1) {
+  // buf[j * n0 + i] goes to element (i, j) at out + i * s0 + j * w.
+  switch (w) {
+    case 4: return transpose_w<4, false>(buf, 4, n0 * 4, out, s0, 4, n0, n1);
+    case 8: return transpose_w<8, false>(buf, 8, n0 * 8, out, s0, 8, n0, n1);
+    default:
+      for (std::int64_t i = 0; i < n0; ++i)
+        for (std::int64_t j = 0; j < n1; ++j)
+          std::memcpy(out + i * s0 + j * w, buf + (j * n0 + i) * w, static_cast<std::size_t>(w));
+  }
+}
+}  // namespace strata::detail
