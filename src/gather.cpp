@@ -17,34 +17,31 @@ namespace {
 template <std::int64_t W>
 using vec3 = std::conditional_t<W == 4, std::uint32_t, std::uint64_t> __attribute__((ext_vector_type(64 / W)));
 
-// Channel Ch of the block held in a, b, c: its elements Ch, Ch + 3, Ch + 6, ... in order.
+// Stores channel Ch of the block held in a, b, c (its elements Ch, Ch + 3, Ch + 6, ..., in
+// order) at dst + i elements. Vectors pass by reference: 64-byte vectors by value would have
+// an ABI that depends on whether AVX-512 is enabled.
 template <std::int64_t W, int Ch>
-vec3<W> channel(vec3<W> a, vec3<W> b, vec3<W> c) {
+void take_channel(const vec3<W>& a, const vec3<W>& b, const vec3<W>& c, std::int64_t i, char* dst) {
+  vec3<W> r;
   if constexpr (W == 4 && Ch == 0) {
     const auto t = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 0, 0, 0, 0, 0);
-    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
+    r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
   } else if constexpr (W == 4 && Ch == 1) {
     const auto t = __builtin_shufflevector(a, b, 1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 0, 0, 0, 0, 0);
-    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 18, 21, 24, 27, 30);
+    r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 18, 21, 24, 27, 30);
   } else if constexpr (W == 4) {
     const auto t = __builtin_shufflevector(a, b, 2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 0, 0, 0, 0, 0, 0);
-    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 19, 22, 25, 28, 31);
+    r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 19, 22, 25, 28, 31);
   } else if constexpr (Ch == 0) {
     const auto t = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 0, 0);
-    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 10, 13);
+    r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 5, 10, 13);
   } else if constexpr (Ch == 1) {
     const auto t = __builtin_shufflevector(a, b, 1, 4, 7, 10, 13, 0, 0, 0);
-    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 8, 11, 14);
+    r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 8, 11, 14);
   } else {
     const auto t = __builtin_shufflevector(a, b, 2, 5, 8, 11, 14, 0, 0, 0);
-    return __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 9, 12, 15);
+    r = __builtin_shufflevector(t, c, 0, 1, 2, 3, 4, 9, 12, 15);
   }
-}
-
-// Takes channel Ch of block i (elements 3 * i ... 3 * (i + B) - 1 from src) into dst[i ...).
-template <std::int64_t W, int Ch>
-void take_channel(vec3<W> a, vec3<W> b, vec3<W> c, std::int64_t i, char* dst) {
-  const vec3<W> r = channel<W, Ch>(a, b, c);
   std::memcpy(dst + i * W, &r, sizeof r);
 }
 
