@@ -566,6 +566,36 @@ A chunk_reduce(const V* in, std::int64_t n) {
   }
 }
 
+/// all (AllOf) or any of a contiguous array of 4- or 8-byte numbers as they lie, without
+/// converting them to bool: each element's key (its bits, without a float's sign bit) is 0
+/// exactly when the element is zero of either sign (NaN's is not: bool(NaN) is true), so
+/// all() is "the smallest key is not 0" and any() "the largest key is not 0" — one and and
+/// one integer min or max a vector, no masks. The loop is not unrolled: unrolled, its loads
+/// were issued out of address order and a flat all() from DRAM ran 40% slower (reduce_bench).
+template <bool AllOf, class V>
+bool truth_reduce(const V* in, std::int64_t n) {
+  static_assert(sizeof(V) == 4 || sizeof(V) == 8);
+  using U = std::conditional_t<sizeof(V) == 4, std::uint32_t, std::uint64_t>;
+  constexpr int W = static_cast<int>(256 / sizeof(V));
+  const auto key = [in](std::int64_t j) {
+    U u;
+    std::memcpy(&u, in + j, sizeof u);
+    if constexpr (std::is_floating_point_v<V>) u &= ~U(0) >> 1;
+    return u;
+  };
+  const auto pick = [](U a, U b) { return AllOf ? (a < b ? a : b) : (a > b ? a : b); };
+  U acc[W];
+  for (U& a : acc) a = AllOf ? ~U(0) : U(0);
+  std::int64_t i = 0;
+#pragma clang loop unroll(disable)
+  for (; i + W <= n; i += W)
+    for (int k = 0; k < W; ++k) acc[k] = pick(acc[k], key(i + k));
+  for (; i < n; ++i) acc[0] = pick(acc[0], key(i));
+  for (int w = W / 2; w >= 1; w /= 2)
+    for (int k = 0; k < w; ++k) acc[k] = pick(acc[k], acc[k + w]);
+  return acc[0] != 0;
+}
+
 /// acc[j] = combine(acc[j], a pairwise tree over v[0][j] .. v[R-1][j]) for j < n: R rows are
 /// summed in registers, so each accumulator is loaded and stored once per group (W7b).
 template <class Op, int R, class A>
@@ -602,7 +632,8 @@ void combine_rows(const A* const* v, std::int64_t rows, A* acc, std::int64_t n) 
 template <class A, class E>
 struct expr_values {
   using V = typename E::value_type;
-  static constexpr bool in_place = requires { E::is_plain_leaf; } && std::is_same_v<V, A>;
+  static constexpr bool plain_leaf = requires { E::is_plain_leaf; };  ///< a tensor read as it lies
+  static constexpr bool in_place = plain_leaf && std::is_same_v<V, A>;
   kernel<A, E> eval;
 
   static constexpr std::size_t operands() { return E::leaf_count; }
@@ -637,10 +668,20 @@ struct reduction_kernels {
     for (std::size_t k = 1; k <= src.operands(); ++k) p[k] += m * s[k];
   }
   A reduce(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) const {
-    // A plain tensor of the accumulator type is read in place. (Converting other types in the
-    // same loop measured slower for all/any of floats than the byte buffer below.)
+    // A plain tensor of the accumulator type is read in place. (Converting other types into
+    // bool lanes in the same loop measured slower for all/any of floats than the byte buffer
+    // below; truth_reduce keeps the elements' width instead.)
     if constexpr (Src::in_place) {
       if (s[1] == static_cast<std::int64_t>(sizeof(A))) return chunk_reduce<Op, A>(reinterpret_cast<const A*>(ptrs[1]), n);
+    }
+    // all/any of a plain tensor of 4- or 8-byte numbers: read in place too.
+    if constexpr (requires { Op::all_of; Src::plain_leaf; }) {
+      using V = typename Src::V;
+      if constexpr (Src::plain_leaf && std::is_same_v<A, bool> && std::is_arithmetic_v<V> &&
+                    (sizeof(V) == 4 || sizeof(V) == 8)) {
+        if (s[1] == static_cast<std::int64_t>(sizeof(V)))
+          return truth_reduce<Op::all_of>(reinterpret_cast<const V*>(ptrs[1]), n);
+      }
     }
     // A source with a kernel of its own for this row and Op (einsum's dot of two contiguous rows).
     if constexpr (requires(A& out) { { src.template reduce_row<Op>(ptrs, s, n, out) } -> std::same_as<bool>; }) {

@@ -73,10 +73,12 @@ struct amin_r {
 };
 // On bool (0 or 1) the bitwise forms are the logical ones, and vectorise as plain and/or.
 struct all_r {
+  static constexpr bool all_of = true;  ///< all, not any (the engine's in-place truth loop)
   template <class A> static A identity() { return true; }
   template <class A> static A combine(A a, A b) { return a & b; }
 };
 struct any_r {
+  static constexpr bool all_of = false;
   template <class A> static A identity() { return false; }
   template <class A> static A combine(A a, A b) { return a | b; }
 };

@@ -249,7 +249,58 @@ TEST_CASE("amax and amin propagate NaN wherever it sits (vector lanes, tail, blo
       d[at] = -std::numeric_limits<double>::infinity();
       CHECK(amin(d).item() == -std::numeric_limits<double>::infinity());
       CHECK(amax(d).item() == static_cast<double>(at == n - 1 ? n - 2 : n - 1));
+      // Infinities without a NaN give the extreme; with a NaN anywhere else, NaN.
+      Tensor<float> f = arange<float>(n);
+      f[at] = std::numeric_limits<float>::infinity();
+      CHECK(amax(f).item() == std::numeric_limits<float>::infinity());
+      CHECK(amin(f).item() == (at == 0 ? 1.0f : 0.0f));
+      CHECK(amax(f.view({1, n}), {1}).item() == std::numeric_limits<float>::infinity());
+      f[(at + n / 2 + 1) % n] = std::numeric_limits<float>::quiet_NaN();
+      CHECK(std::isnan(amax(f).item()));
+      CHECK(std::isnan(amin(f).item()));
     }
+  }
+}
+
+namespace {
+// all/any of a plain tensor of T: one deciding element (a zero for all, a non-zero for any)
+// placed in the vector lanes, the tail, other blocks; -0.0 is zero and NaN is true.
+template <class T>
+void check_truth(std::int64_t n) {
+  for (const std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {
+    INFO("type " << dtype_name(dtype_v<T>) << ", n = " << n << ", deciding element at " << at);
+    Tensor<T> ones = full<T>({n}, T(3));
+    Tensor<T> zeros_ = zeros<T>({n});
+    CHECK(eval(all(ones)).item());
+    CHECK_FALSE(eval(any(zeros_)).item());
+    ones[at] = T(0);
+    zeros_[at] = T(-2);
+    CHECK_FALSE(eval(all(ones)).item());
+    CHECK(eval(any(zeros_)).item());
+    CHECK_FALSE(eval(all(ones.view({1, n}), {1})).item());
+    CHECK(eval(any(zeros_.view({1, n}), {1})).item());
+    if constexpr (std::is_floating_point_v<T>) {
+      ones[at] = T(-0.0);
+      CHECK_FALSE(eval(all(ones)).item());
+      zeros_[at] = T(-0.0);
+      CHECK_FALSE(eval(any(zeros_)).item());
+      zeros_[at] = std::numeric_limits<T>::quiet_NaN();
+      CHECK(eval(any(zeros_)).item());
+      ones[at] = std::numeric_limits<T>::quiet_NaN();
+      CHECK(eval(all(ones)).item());
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("all and any of plain tensors: the deciding element anywhere, -0.0 and NaN", "[reduce][truth]") {
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{65},
+                               std::int64_t{4097}, std::int64_t{70000}}) {
+    check_truth<float>(n);
+    check_truth<double>(n);
+    check_truth<std::int32_t>(n);
+    check_truth<std::int64_t>(n);
+    check_truth<std::int8_t>(n);
   }
 }
 
