@@ -324,12 +324,13 @@ struct strided_ptr {
 
 // Data movement by element width (w bytes), compiled once in src/gather.cpp and shared by every
 // expression, reduction and derivative.
-/// dst[i] = the element at src + i * stride, i < n; stride 0 fills. Strides of 2, 3 and 4
-/// elements (every other element, a channel of RGB or RGBA data) are vectorised.
+/// dst[i] = the element at src + i * stride, i < n; stride 0 fills. Strides of 2 and 4
+/// elements, and of 3 for 4- and 8-byte elements (a channel of RGB data), are vectorised.
 void gather(const char* src, std::int64_t stride, std::int64_t n, std::int64_t w, char* dst);
 /// One chunk of a row's operands as unit-stride arrays: in[k] = operand k's elements
 /// [c, c + len) (ptrs[k], byte stride s[k], w[k] bytes each), in place when unit-stride, else
-/// buf[k] (gathered into it; a broadcast operand's buffer already holds its value). Operands
+/// a buffer: buf[k] (a broadcast operand's already holds its value), or the buffer of an
+/// earlier operand that reads the same elements. Operands
 /// of stride 3 (4- or 8-byte elements): channels of the same data come out of the same vector
 /// loads, single channels of different data are read in one loop, up to four at a time.
 void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count, std::int64_t c,
@@ -569,8 +570,8 @@ A chunk_reduce(const V* in, std::int64_t n) {
 /// all (AllOf) or any of a contiguous array of 4- or 8-byte numbers as they lie, without
 /// converting them to bool: each element's key (its bits, without a float's sign bit) is 0
 /// exactly when the element is zero of either sign (NaN's is not: bool(NaN) is true), so
-/// all() is "the smallest key is not 0" and any() "the largest key is not 0" — one and and
-/// one integer min or max a vector, no masks. The loop is not unrolled: unrolled, its loads
+/// all() is "the smallest key is not 0" and any() "the largest key is not 0" — one integer
+/// min or max a vector (after an and for floats), no masks. The loop is not unrolled: unrolled, its loads
 /// were issued out of address order and a flat all() from DRAM ran 40% slower (reduce_bench).
 template <bool AllOf, class V>
 bool truth_reduce(const V* in, std::int64_t n) {

@@ -276,7 +276,8 @@ void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* 
     if (sk == 3 * wk && (wk == 4 || wk == 8)) {
       // Operands reading other channels of the same interleaved data (the same stride, at most
       // two elements apart): gathered in one pass over the shared vectors. Offsets are
-      // compared as addresses; every byte read lies in the span of the operand at the base.
+      // compared as addresses. The vector loads stay in the span of the operand at the base
+      // (the lowest channel); the scalar tail reads each channel's own elements.
       const auto at = [&](std::size_t j) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(ptrs[j])); };
       const auto near = [&](std::size_t j) {
         const std::int64_t d = at(j) - at(k);

@@ -397,14 +397,14 @@ void check_channel_streams(std::int64_t n) {
   for (std::int64_t k = 0; k < 5; ++k) xs.push_back(cast<T>((arange(9 * n).view({3, 3 * n}) * (k + 1) + k) % 251));
   const Tensor<double> xd = (arange(9 * n).view({3, 3 * n}) % 7) * 0.5;
   const auto ch = [&](std::size_t k, std::int64_t c) { return xs[k].slice(1, c, {}, 3); };
-  const Tensor<T> five = ch(0, 0) + ch(1, 1) + ch(2, 2) + ch(3, 0) - ch(4, 2);
+  const Tensor<T> five = ch(0, 0) + ch(1, 1) * T(2) + ch(2, 2) * T(3) + ch(3, 0) * T(5) - ch(4, 2);
   const Tensor<T> pair = ch(0, 2) * ch(1, 0) + ch(0, 1) + ch(2, 1);
   const Tensor<double> wide = ch(0, 1) + xd.slice(1, 2, {}, 3) + ch(3, 2) * xd.slice(1, 0, {}, 3);
   const auto at = [&](std::size_t k, std::int64_t r, std::int64_t j, std::int64_t c) { return xs[k].at({r, 3 * j + c}); };
   for (std::int64_t r = 0; r < 3; ++r)
     for (std::int64_t j = 0; j < n; ++j) {
-      REQUIRE(five.at({r, j}) == static_cast<T>(at(0, r, j, 0) + at(1, r, j, 1) + at(2, r, j, 2) + at(3, r, j, 0) -
-                                                at(4, r, j, 2)));
+      REQUIRE(five.at({r, j}) == static_cast<T>(at(0, r, j, 0) + at(1, r, j, 1) * T(2) + at(2, r, j, 2) * T(3) +
+                                                at(3, r, j, 0) * T(5) - at(4, r, j, 2)));
       REQUIRE(pair.at({r, j}) == static_cast<T>(at(0, r, j, 2) * at(1, r, j, 0) + at(0, r, j, 1) + at(2, r, j, 1)));
       REQUIRE(wide.at({r, j}) == static_cast<double>(at(0, r, j, 1)) + xd.at({r, 3 * j + 2}) +
                                      static_cast<double>(at(3, r, j, 2)) * xd.at({r, 3 * j}));

@@ -264,7 +264,8 @@ TEST_CASE("amax and amin propagate NaN wherever it sits (vector lanes, tail, blo
 
 namespace {
 // all/any of a plain tensor of T: one deciding element (a zero for all, a non-zero for any)
-// placed in the vector lanes, the tail, other blocks; -0.0 is zero and NaN is true.
+// placed in the vector lanes, the tail, other blocks; -0.0 is zero, a subnormal and NaN are
+// true.
 template <class T>
 void check_truth(std::int64_t n) {
   for (const std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {
@@ -284,6 +285,8 @@ void check_truth(std::int64_t n) {
       CHECK_FALSE(eval(all(ones)).item());
       zeros_[at] = T(-0.0);
       CHECK_FALSE(eval(any(zeros_)).item());
+      zeros_[at] = -std::numeric_limits<T>::denorm_min();  // the smallest non-zero key
+      CHECK(eval(any(zeros_)).item());
       zeros_[at] = std::numeric_limits<T>::quiet_NaN();
       CHECK(eval(any(zeros_)).item());
       ones[at] = std::numeric_limits<T>::quiet_NaN();
