@@ -245,18 +245,33 @@ void transpose_w(const char* a, std::int64_t a0, std::int64_t a1, char* b, std::
   for (; i < n0; ++i)
     for (std::int64_t j = 0; j < n1; ++j) std::memcpy(b + i * b0 + j * b1, a + i * a0 + j * a1, W);
 }
+
+// Runs f.template operator()<W>() for the widths with code of their own (1, 2, 4, 8 and 16
+// bytes: every dtype's width); false for any other width.
+template <class F>
+bool with_width(std::int64_t w, F&& f) {
+  switch (w) {
+    case 1: f.template operator()<1>(); return true;
+    case 2: f.template operator()<2>(); return true;
+    case 4: f.template operator()<4>(); return true;
+    case 8: f.template operator()<8>(); return true;
+    case 16: f.template operator()<16>(); return true;
+    default: return false;
+  }
+}
+
+// Element (i, j), w bytes, from a + i * a0 + j * a1 to b + i * b0 + j * b1: the widths with
+// no block transpose.
+void copy_block(const char* a, std::int64_t a0, std::int64_t a1, char* b, std::int64_t b0, std::int64_t b1,
+                std::int64_t n0, std::int64_t n1, std::int64_t w) {
+  for (std::int64_t i = 0; i < n0; ++i)
+    for (std::int64_t j = 0; j < n1; ++j) std::memcpy(b + i * b0 + j * b1, a + i * a0 + j * a1, static_cast<std::size_t>(w));
+}
 }  // namespace
 
 void gather(const char* src, std::int64_t stride, std::int64_t n, std::int64_t w, char* dst) {
-  switch (w) {
-    case 1: return gather_w<1>(src, stride, n, dst);
-    case 2: return gather_w<2>(src, stride, n, dst);
-    case 4: return gather_w<4>(src, stride, n, dst);
-    case 8: return gather_w<8>(src, stride, n, dst);
-    case 16: return gather_w<16>(src, stride, n, dst);
-    default:
-      for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * w, src + i * stride, static_cast<std::size_t>(w));
-  }
+  if (!with_width(w, [&]<std::int64_t W>() { gather_w<W>(src, stride, n, dst); }))
+    for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * w, src + i * stride, static_cast<std::size_t>(w));
 }
 
 void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count, std::int64_t c,
@@ -308,25 +323,14 @@ void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* 
       }
       continue;
     }
-    switch (wk) {
-      case 4: gather_w<4>(p, sk, len, buf[k]); break;
-      case 8: gather_w<8>(p, sk, len, buf[k]); break;
-      default: gather(p, sk, len, wk, buf[k]);
-    }
+    gather(p, sk, len, wk, buf[k]);
   }
   for (channel_batch& b : singles) b.run(len);
 }
 
 void scatter(const char* src, std::int64_t n, std::int64_t w, char* dst, std::int64_t stride) {
-  switch (w) {
-    case 1: return scatter_w<1>(src, n, dst, stride);
-    case 2: return scatter_w<2>(src, n, dst, stride);
-    case 4: return scatter_w<4>(src, n, dst, stride);
-    case 8: return scatter_w<8>(src, n, dst, stride);
-    case 16: return scatter_w<16>(src, n, dst, stride);
-    default:
-      for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride, src + i * w, static_cast<std::size_t>(w));
-  }
+  if (!with_width(w, [&]<std::int64_t W>() { scatter_w<W>(src, n, dst, stride); }))
+    for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride, src + i * w, static_cast<std::size_t>(w));
 }
 
 void transpose_in(const char* src, std::int64_t s0, std::int64_t w, char* dst, std::int64_t n0, std::int64_t n1) {
@@ -334,10 +338,7 @@ void transpose_in(const char* src, std::int64_t s0, std::int64_t w, char* dst, s
   switch (w) {
     case 4: return transpose_w<4, true>(src, s0, 4, dst, 4, n0 * 4, n0, n1);
     case 8: return transpose_w<8, true>(src, s0, 8, dst, 8, n0 * 8, n0, n1);
-    default:
-      for (std::int64_t i = 0; i < n0; ++i)
-        for (std::int64_t j = 0; j < n1; ++j)
-          std::memcpy(dst + (j * n0 + i) * w, src + i * s0 + j * w, static_cast<std::size_t>(w));
+    default: return copy_block(src, s0, w, dst, w, n0 * w, n0, n1, w);
   }
 }
 
@@ -346,10 +347,7 @@ void transpose_out(const char* buf, std::int64_t w, char* out, std::int64_t s0, 
   switch (w) {
     case 4: return transpose_w<4, false>(buf, 4, n0 * 4, out, s0, 4, n0, n1);
     case 8: return transpose_w<8, false>(buf, 8, n0 * 8, out, s0, 8, n0, n1);
-    default:
-      for (std::int64_t i = 0; i < n0; ++i)
-        for (std::int64_t j = 0; j < n1; ++j)
-          std::memcpy(out + i * s0 + j * w, buf + (j * n0 + i) * w, static_cast<std::size_t>(w));
+    default: return copy_block(buf, w, n0 * w, out, s0, w, n0, n1, w);
   }
 }
 }  // namespace strata::detail
