@@ -71,36 +71,66 @@ template <> struct grad_rule<root_op> {
   }
 };
 
-/// var's numerator and divisor from a shift (the mean, not recorded): with d = x - shift,
-/// sum(|d|^2) - |sum(d)|^2 / n is the corrected two-pass sum of squares (exact for any shift,
-/// so a large mean costs no accuracy), and its gradient is 2 (x - mean) as it should be.
-template <class E, class S>
-auto variance_of(const E& e, const S& shift, int_list dims, std::int64_t correction, bool keepdim) {
-  using V = typename E::value_type;
-  using C = compute_t<V>;
-  using RC = real_t<C>;
-  const double n = reduced_count(e.sizes(), dims);
-  const double divisor = std::max(0.0, n - static_cast<double>(correction));
-  auto d = e - shift;
-  const Tensor<C> s1 = strata::sum<C>(d, dims, keepdim);
-  if constexpr (is_complex_v<V>) {
-    auto s2 = strata::sum<RC>(abs(d) * abs(d), dims, keepdim);
-    return cast<real_t<V>>((s2 - abs(s1) * abs(s1) / n) / divisor);
-  } else {
-    auto s2 = strata::sum<C>(d * d, dims, keepdim);
-    return cast<V>((s2 - s1 * s1 / n) / divisor);
-  }
-}
-template <class X>
-constexpr void require_var_input() {
-  static_assert(!std::is_integral_v<typename node_t<X>::value_type>,
-                "std and var only support floating point and complex dtypes.");
-}
 /// The mean over dims with keepdim, as var's shift (not recorded).
 template <class E>
 Tensor<typename E::value_type> shift_mean(const E& e, int_list dims) {
   const grad_mode_guard off(false);
   return reduce_eval::run(strata::mean(e, dims, true));
+}
+
+/// The sum of squared deviations from the mean (and, when mean is given, the mean) over dims
+/// of a contiguous float/double tensor whose reduced dims are adjacent, in one pass over x
+/// (src/stats.cpp): blocks summed twice while in cache, merged with Chan's formula in double.
+/// m2 and mean get the reduced sizes (keepdim as given). False, nothing written, when x is
+/// not such a tensor or is empty.
+template <element T>
+bool central_moments(const Tensor<T>& x, int_list dims, bool keepdim, Tensor<T>& m2, Tensor<T>* mean);
+
+/// The contiguous float/double tensor under e when e is one and no gradient is wanted of it:
+/// central_moments applies.
+template <class E>
+const Tensor<typename E::value_type>* moments_input(const E& e) {
+  using V = typename E::value_type;
+  if constexpr (std::is_same_v<E, leaf_expr<V>> && (std::is_same_v<V, float> || std::is_same_v<V, double>)) {
+    if (!(e.t.requires_grad() && grad_enabled())) return &e.t;
+  }
+  return nullptr;
+}
+
+/// var from e over dims: sum(|d|^2) - |sum(d)|^2 / n over the divisor, d = x - shift, the
+/// corrected two-pass sum of squares (exact for any shift, so a large mean costs no accuracy;
+/// its gradient is 2 (x - mean) as it should be). The shift is `shift` when given, else the
+/// mean; a contiguous float/double input without gradient takes central_moments' one pass.
+template <class E>
+auto variance_of(const E& e, const Tensor<typename E::value_type>* shift, int_list dims, std::int64_t correction,
+                 bool keepdim) {
+  using V = typename E::value_type;
+  using C = compute_t<V>;
+  using RC = real_t<C>;
+  const double n = reduced_count(e.sizes(), dims);
+  const double divisor = std::max(0.0, n - static_cast<double>(correction));
+  Tensor<C> s1;
+  Tensor<std::conditional_t<is_complex_v<V>, RC, C>> s2;
+  bool done = false;
+  if constexpr (std::is_same_v<V, C> && !is_complex_v<V>) {
+    if (const Tensor<V>* x = moments_input(e)) {
+      done = central_moments(*x, dims, keepdim, s2, static_cast<Tensor<V>*>(nullptr));
+      if (done) s1 = zeros<C>({});
+    }
+  }
+  if (!done) {
+    auto d = e - (shift ? *shift : shift_mean(e, dims));
+    s1 = strata::sum<C>(d, dims, keepdim);
+    if constexpr (is_complex_v<V>) s2 = strata::sum<RC>(abs(d) * abs(d), dims, keepdim);
+    else s2 = strata::sum<C>(d * d, dims, keepdim);
+  }
+  if constexpr (is_complex_v<V>) return cast<real_t<V>>((s2 - abs(s1) * abs(s1) / n) / divisor);
+  else return cast<V>((s2 - s1 * s1 / n) / divisor);
+}
+template <class X>
+constexpr void require_var_input() {
+  static_assert(!std::is_integral_v<typename node_t<X>::value_type>,
+                "std and var only support floating point and complex dtypes.");
 }
 
 /// argmax/argmin and max/min along dim (wrapped): values (when wanted) and indices, with the
@@ -236,14 +266,14 @@ auto nanmean(X&& x, int_list dims = {}, bool keepdim = false) {
   return nansum(e, dims, keepdim) / sum(logical_not(isnan(e)), dims, keepdim);
 }
 /// Variance over dims (all when empty) with Bessel's correction by default (correction = 0:
-/// the population variance); complex inputs give a real result. A lazy expression after the
-/// mean and the sum of deviations.
+/// the population variance); complex inputs give a real result. A lazy expression over the
+/// evaluated sums of deviations and of their squares.
 template <class X>
   requires(detail::operand<X> && !detail::scalar_operand<X>)
 auto var(X&& x, int_list dims = {}, std::int64_t correction = 1, bool keepdim = false) {
   detail::require_var_input<X>();
   auto e = detail::to_node(std::forward<X>(x));
-  return detail::variance_of(e, detail::shift_mean(e, dims), dims, correction, keepdim);
+  return detail::variance_of(e, nullptr, dims, correction, keepdim);
 }
 /// Standard deviation: sqrt(var(x, dims, correction, keepdim)); its gradient is 0 where it is 0.
 template <class X>
@@ -258,9 +288,20 @@ auto var_mean(X&& x, int_list dims = {}, std::int64_t correction = 1, bool keepd
   detail::require_var_input<X>();
   auto e = detail::to_node(std::forward<X>(x));
   using V = typename decltype(e)::value_type;
+  using R = detail::real_t<V>;
+  if constexpr (std::is_same_v<V, R>) {
+    if (const Tensor<V>* in = detail::moments_input(e)) {  // both from one pass
+      Tensor<V> m2, m;
+      if (detail::central_moments(*in, dims, keepdim, m2, &m)) {
+        const double n = detail::reduced_count(in->sizes(), dims);
+        return tensor_pair<R, V>{Tensor<R>(m2 / std::max(0.0, n - static_cast<double>(correction))), m};
+      }
+    }
+  }
   const Tensor<V> m = mean(e, dims, true);
-  Tensor<detail::real_t<V>> v = detail::variance_of(e, m.detach(), dims, correction, keepdim);
-  return tensor_pair<detail::real_t<V>, V>{v, keepdim ? m : Tensor<V>(m.view(v.sizes()))};
+  const Tensor<V> shift = m.detach();
+  Tensor<R> v = detail::variance_of(e, &shift, dims, correction, keepdim);
+  return tensor_pair<R, V>{v, keepdim ? m : Tensor<V>(m.view(v.sizes()))};
 }
 /// (std, mean) over dims, evaluated.
 template <class X>
@@ -336,4 +377,6 @@ STRATA_STATS_INSTANCES(float)
 STRATA_STATS_INSTANCES(double)
 STRATA_STATS_INSTANCES(float128)
 #undef STRATA_STATS_INSTANCES
+extern template bool central_moments<float>(const Tensor<float>&, int_list, bool, Tensor<float>&, Tensor<float>*);
+extern template bool central_moments<double>(const Tensor<double>&, int_list, bool, Tensor<double>&, Tensor<double>*);
 }  // namespace strata::detail

@@ -251,18 +251,44 @@ T row_max(const T* __restrict x, std::int64_t n) {
   for (int k = 1; k < lanes; ++k) r = m[k] > r ? m[k] : r;
   return r;
 }
-/// Sum of x[0, n) in several accumulators.
+/// 64 bytes of T: one AVX-512 register or two AVX2 ones, written once for both. Vectors are
+/// passed by reference: a 64-byte vector by value changes the ABI between ISAs.
 template <class T>
-T row_sum(const T* __restrict x, std::int64_t n) {
+using vec64 = T __attribute__((vector_size(64)));
+/// v = the 64 bytes at p (any element-aligned address).
+template <class T>
+void load(vec64<T>& v, const T* p) {
+  std::memcpy(&v, p, sizeof v);
+}
+template <class T>
+T lane_sum(const vec64<T>& v) {  // pairwise across the lanes
   constexpr int lanes = 64 / sizeof(T);
-  T a[lanes] = {};
-  std::int64_t i = 0;
-  for (; i + lanes <= n; i += lanes)
-    for (int k = 0; k < lanes; ++k) a[k] += x[i + k];
-  for (; i < n; ++i) a[0] += x[i];
+  T a[lanes];
+  std::memcpy(a, &v, sizeof a);
   for (int w = lanes / 2; w > 0; w /= 2)
     for (int k = 0; k < w; ++k) a[k] += a[k + w];
   return a[0];
+}
+
+/// Sum of x[0, n) in four vector accumulators.
+template <class T>
+T row_sum(const T* __restrict x, std::int64_t n) {
+  constexpr std::int64_t lanes = 64 / sizeof(T);
+  vec64<T> a[4] = {}, v;
+  std::int64_t i = 0;
+  for (; i + 4 * lanes <= n; i += 4 * lanes)
+    for (int k = 0; k < 4; ++k) {
+      load(v, x + i + k * lanes);
+      a[k] += v;
+    }
+  for (; i + lanes <= n; i += lanes) {
+    load(v, x + i);
+    a[0] += v;
+  }
+  a[0] = (a[0] + a[1]) + (a[2] + a[3]);
+  T s = lane_sum(a[0]);
+  for (; i < n; ++i) s += x[i];
+  return s;
 }
 
 struct softmax_job {
@@ -314,6 +340,235 @@ void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log) {
 }
 template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
 template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);
+
+// ---- var's central moments: one pass, blocks twice while in cache, merged in double ----
+namespace {
+/// A block's or a run of blocks' count, mean and sum of squared deviations (M2).
+struct moments {
+  double n = 0, mean = 0, m2 = 0;
+  /// Chan, Golub and LeVeque's pairwise update: this and b as one sample.
+  void merge(double bn, double bmean, double bm2) {
+    if (n == 0) {
+      *this = {bn, bmean, bm2};
+      return;
+    }
+    const double total = n + bn, d = bmean - mean;
+    mean += d * (bn / total);
+    m2 += bm2 + d * d * (n * bn / total);
+    n = total;
+  }
+};
+
+/// Moments of x[0, n): the block's mean, then the deviations from it, summed in 64 bytes of
+/// lanes; the residual sum of deviations corrects both (the block mean is rounded to T).
+template <class T>
+void row_block(const T* __restrict x, std::int64_t n, moments& acc) {
+  constexpr std::int64_t lanes = 64 / sizeof(T);
+  const T mb = row_sum(x, n) / static_cast<T>(n);
+  const vec64<T> m = vec64<T>{} + mb;
+  vec64<T> s1[2] = {}, s2[2] = {}, d;
+  std::int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes)
+    for (int k = 0; k < 2; ++k) {
+      load(d, x + i + k * lanes);
+      d -= m;
+      s1[k] += d;
+      s2[k] += d * d;
+    }
+  for (; i + lanes <= n; i += lanes) {
+    load(d, x + i);
+    d -= m;
+    s1[0] += d;
+    s2[0] += d * d;
+  }
+  s1[0] += s1[1];
+  s2[0] += s2[1];
+  T a1 = lane_sum(s1[0]), a2 = lane_sum(s2[0]);
+  for (; i < n; ++i) {
+    const T e = x[i] - mb;
+    a1 += e;
+    a2 += e * e;
+  }
+  const double dn = static_cast<double>(n), b1 = a1;
+  acc.merge(dn, static_cast<double>(mb) + b1 / dn, static_cast<double>(a2) - b1 * b1 / dn);
+}
+
+/// Lane moments from a block (its rounded mean mb and the sums s1, s2 of deviations from it
+/// over dn rows) merged into a running mean and m2 of `before` rows (Chan's update; f and g
+/// are the block's weights, the same for every lane).
+template <class T>
+void merge_lane(double& mean, double& m2, T mb, T s1, T s2, double dn, double f, double g) {
+  const double b1 = s1, bmean = static_cast<double>(mb) + b1 / dn, d = bmean - mean;
+  mean += d * f;
+  m2 += (static_cast<double>(s2) - b1 * b1 / dn) + d * d * g;
+}
+
+/// The moments of each of w lanes over rows rows (row r at x + r * ld) merged into mean[j]
+/// and m2[j] (of `before` rows so far): 64 bytes of lanes at a time, summed down the rows in
+/// registers, then the deviations from that mean while the rows' lines are still in L1.
+template <class T>
+void strip_block(const T* __restrict x, std::int64_t rows, std::int64_t ld, std::int64_t w, double before,
+                 double* __restrict mean, double* __restrict m2) {
+  constexpr std::int64_t lanes = 64 / sizeof(T);
+  const double dn = static_cast<double>(rows), total = before + dn, f = dn / total, g = before * dn / total;
+  const T inv = T(1) / static_cast<T>(rows);
+  std::int64_t j = 0;
+  for (; j + lanes <= w; j += lanes) {
+    vec64<T> a[2] = {}, v;
+    std::int64_t r = 0;
+    for (; r + 2 <= rows; r += 2)
+      for (int k = 0; k < 2; ++k) {
+        load(v, x + (r + k) * ld + j);
+        a[k] += v;
+      }
+    if (r < rows) {
+      load(v, x + r * ld + j);
+      a[0] += v;
+    }
+    const vec64<T> mb = (a[0] + a[1]) * inv;
+    vec64<T> s1[2] = {}, s2[2] = {};
+    for (r = 0; r + 2 <= rows; r += 2)
+      for (int k = 0; k < 2; ++k) {
+        load(v, x + (r + k) * ld + j);
+        v -= mb;
+        s1[k] += v;
+        s2[k] += v * v;
+      }
+    if (r < rows) {
+      load(v, x + r * ld + j);
+      v -= mb;
+      s1[0] += v;
+      s2[0] += v * v;
+    }
+    s1[0] += s1[1];
+    s2[0] += s2[1];
+    T m[lanes], t1[lanes], t2[lanes];
+    std::memcpy(m, &mb, sizeof m);
+    std::memcpy(t1, &s1[0], sizeof t1);
+    std::memcpy(t2, &s2[0], sizeof t2);
+    for (std::int64_t k = 0; k < lanes; ++k) merge_lane(mean[j + k], m2[j + k], m[k], t1[k], t2[k], dn, f, g);
+  }
+  for (; j < w; ++j) {  // the last lanes one by one
+    T a = 0;
+    for (std::int64_t r = 0; r < rows; ++r) a += x[r * ld + j];
+    const T mb = a * inv;
+    T t1 = 0, t2 = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T d = x[r * ld + j] - mb;
+      t1 += d;
+      t2 += d * d;
+    }
+    merge_lane(mean[j], m2[j], mb, t1, t2, dn, f, g);
+  }
+}
+
+/// x viewed as [outer, n, inner], reduced over n. Work units are (outer position, strip of
+/// inner lanes, chunk of n); chunks of one output merge in order, so the bits do not depend
+/// on the thread count.
+struct moments_job {
+  static constexpr std::int64_t row_block = 1024;  // elements of a contiguous line per block
+  static constexpr std::int64_t strip = 1024;     // inner lanes per strip
+  static constexpr std::int64_t strip_rows = 16;  // rows of a strip per block
+  const void* x;
+  std::int64_t outer, n, inner;
+  std::int64_t strips, chunks, chunk;  // chunk: elements (inner == 1) or rows of n per chunk
+  void* m2;                            // [outer][inner]
+  void* mean;                          // the same, or null
+  std::vector<moments> parts;          // [outer][inner][chunks] when chunks > 1
+
+  /// Output i's moments from chunk c: final when there is one chunk.
+  template <class T>
+  void put(std::int64_t i, std::int64_t c, const moments& m) {
+    if (chunks > 1) {
+      parts[static_cast<std::size_t>(i * chunks + c)] = m;
+      return;
+    }
+    static_cast<T*>(m2)[i] = static_cast<T>(m.m2);
+    if (mean) static_cast<T*>(mean)[i] = static_cast<T>(m.mean);
+  }
+};
+
+template <class T>
+void moments_unit(void* ctx, std::int64_t u) {
+  auto& job = *static_cast<moments_job*>(ctx);
+  const std::int64_t c = u % job.chunks, s = u / job.chunks % job.strips, o = u / job.chunks / job.strips;
+  const std::int64_t k0 = c * job.chunk, k1 = std::min(job.n, k0 + job.chunk);
+  const T* x = static_cast<const T*>(job.x) + o * job.n * job.inner;
+  if (job.inner == 1) {
+    moments acc;
+    for (std::int64_t k = k0; k < k1; k += moments_job::row_block)
+      row_block(x + k, std::min(moments_job::row_block, k1 - k), acc);
+    job.put<T>(o, c, acc);
+    return;
+  }
+  const std::int64_t j0 = s * moments_job::strip, w = std::min(moments_job::strip, job.inner - j0);
+  double mean[moments_job::strip] = {}, m2[moments_job::strip] = {};
+  for (std::int64_t k = k0; k < k1; k += moments_job::strip_rows)
+    strip_block(x + k * job.inner + j0, std::min(moments_job::strip_rows, k1 - k), job.inner, w,
+                static_cast<double>(k - k0), mean, m2);
+  for (std::int64_t j = 0; j < w; ++j) job.put<T>(o * job.inner + j0 + j, c, {static_cast<double>(k1 - k0), mean[j], m2[j]});
+}
+}  // namespace
+
+template <element T>
+bool central_moments(const Tensor<T>& x, int_list dims, bool keepdim, Tensor<T>& m2, Tensor<T>* mean) {
+  const int_list sizes = x.sizes();
+  const auto nd = static_cast<std::int64_t>(sizes.size());
+  const auto mask = reduction_mask(dims, nd);  // checks dims first, PyTorch's messages
+  if (x.numel() == 0 || !x.is_contiguous()) return false;
+  // The reduced dims must be adjacent (dims of size 1 between them do not count).
+  std::int64_t first = nd, last = -1;
+  for (std::int64_t d = 0; d < nd; ++d)
+    if (mask[static_cast<std::size_t>(d)] && sizes[static_cast<std::size_t>(d)] > 1) {
+      first = std::min(first, d);
+      last = d;
+    }
+  moments_job job{x.data_ptr(), 1, 1, 1, 1, 1, 1, nullptr, nullptr, {}};
+  for (std::int64_t d = 0; d < nd; ++d) {
+    const std::int64_t size = sizes[static_cast<std::size_t>(d)];
+    if (d >= first && d <= last && !mask[static_cast<std::size_t>(d)] && size > 1) return false;
+    (d < first ? job.outer : d > last ? job.inner : job.n) *= size;  // reduced dims outside are size 1
+  }
+  dim_vector out;
+  for (std::int64_t d = 0; d < nd; ++d) {
+    if (!mask[static_cast<std::size_t>(d)]) out.push_back(sizes[static_cast<std::size_t>(d)]);
+    else if (keepdim) out.push_back(1);
+  }
+  // Enough units for the threads whatever the shape: a few outputs take chunks of n.
+  job.strips = job.inner == 1 ? 1 : (job.inner + moments_job::strip - 1) / moments_job::strip;
+  const std::int64_t block = job.inner == 1 ? moments_job::row_block : moments_job::strip_rows;
+  const std::int64_t lines = job.outer * job.strips;
+  constexpr std::int64_t want_units = 16, min_blocks = 8;
+  job.chunks = lines >= want_units ? 1 : std::max<std::int64_t>(1, std::min((want_units + lines - 1) / lines, job.n / (block * min_blocks)));
+  job.chunk = (job.n + job.chunks - 1) / job.chunks;
+  job.chunk = (job.chunk + block - 1) / block * block;
+  job.chunks = (job.n + job.chunk - 1) / job.chunk;
+  if (job.chunks > 1) job.parts.resize(static_cast<std::size_t>(job.outer * job.inner * job.chunks));
+  m2 = empty<T>(out);
+  job.m2 = m2.data_ptr();
+  if (mean) {
+    *mean = empty<T>(out);
+    job.mean = mean->data_ptr();
+  }
+  const std::int64_t units = lines * job.chunks;
+  const std::int64_t threads = x.numel() < (1 << 15) ? 1 : std::clamp<std::int64_t>(units, 1, get_num_threads());
+  parallel_run(units, static_cast<int>(threads), moments_unit<T>, &job);
+  if (job.chunks > 1) {
+    const std::int64_t chunks = job.chunks;
+    job.chunks = 1;  // put() now writes the outputs
+    for (std::int64_t i = 0; i < job.outer * job.inner; ++i) {
+      moments acc;
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const moments& p = job.parts[static_cast<std::size_t>(i * chunks + c)];
+        acc.merge(p.n, p.mean, p.m2);
+      }
+      job.put<T>(i, 0, acc);
+    }
+  }
+  return true;
+}
+template bool central_moments<float>(const Tensor<float>&, int_list, bool, Tensor<float>&, Tensor<float>*);
+template bool central_moments<double>(const Tensor<double>&, int_list, bool, Tensor<double>&, Tensor<double>*);
 
 #define STRATA_STATS_INSTANCES(T)                                                                            \
   template void arg_reduce<T>(const Tensor<T>&, std::int64_t, bool, const Tensor<T>*, const Tensor<std::int64_t>&); \

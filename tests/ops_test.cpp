@@ -376,6 +376,119 @@ TEST_CASE("var is accurate on data with a large mean, along every axis", "[ops]"
   }
 }
 
+namespace {
+template <class X>
+std::vector<double> doubles(const X& x) {  // a tensor or an expression's values
+  std::vector<double> r;
+  for (const auto& e : st::eval(x).to_vector()) r.push_back(static_cast<double>(e));
+  return r;
+}
+// var (correction 1) over dims of values laid out row-major in sizes, in float128, two passes.
+std::vector<double> reference_var(const std::vector<double>& v, const shape_t& sizes, const shape_t& dims) {
+  const auto nd = sizes.size();
+  std::vector<bool> reduced(nd, dims.empty());
+  for (const std::int64_t d : dims) reduced[static_cast<std::size_t>(d)] = true;
+  std::vector<std::size_t> out_of(v.size());
+  std::size_t outputs = 1;
+  for (std::size_t d = 0; d < nd; ++d)
+    if (!reduced[d]) outputs *= static_cast<std::size_t>(sizes[d]);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::size_t rest = i, o = 0, scale = 1;
+    for (std::size_t d = nd; d-- > 0;) {
+      const std::size_t k = rest % static_cast<std::size_t>(sizes[d]);
+      rest /= static_cast<std::size_t>(sizes[d]);
+      if (!reduced[d]) { o += k * scale; scale *= static_cast<std::size_t>(sizes[d]); }
+    }
+    out_of[i] = o;
+  }
+  std::vector<st::float128> sum(outputs, 0), sq(outputs, 0);
+  const double n = static_cast<double>(v.size() / outputs);
+  for (std::size_t i = 0; i < v.size(); ++i) sum[out_of[i]] += st::float128(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const st::float128 d = st::float128(v[i]) - sum[out_of[i]] / n;
+    sq[out_of[i]] += d * d;
+  }
+  std::vector<double> r;
+  for (std::size_t o = 0; o < outputs; ++o) r.push_back(static_cast<double>(sq[o] / (n - 1)));
+  return r;
+}
+}  // namespace
+
+TEST_CASE("var's one-pass kernel: float128 accuracy on long lines, strips and chunks, the same bits on any thread count", "[ops]") {
+  // Data around 1e4 with unit spread; shapes that take several blocks along a line (> 1024),
+  // several strips of lanes (inner > 256), ragged edges, chunks of n for few outputs, and
+  // reduced dims that are not adjacent (the composition instead).
+  const std::vector<std::pair<shape_t, shape_t>> cases{
+      {{3, 5000}, {1}},       {{5000, 3}, {0}},     {{2, 70, 700}, {1}}, {{2, 70, 700}, {1, 2}},
+      {{100003}, {}},         {{4, 9, 33}, {0, 1}}, {{4, 9, 33}, {0, 2}}, {{6, 1, 40}, {0, 2}},
+      {{1, 2049, 1}, {1}},    {{7}, {0}}};
+  std::mt19937 gen(11);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const int before = st::get_num_threads();
+  for (const auto& [sizes, dims] : cases) {
+    std::size_t count = 1;
+    for (const auto s : sizes) count *= static_cast<std::size_t>(s);
+    std::vector<double> v(count);
+    for (double& e : v) e = 1e4 + normal(gen);
+    std::vector<double> rounded;  // the float tensor's values
+    for (const double e : v) rounded.push_back(static_cast<float>(e));
+    const std::vector<double> want = reference_var(v, sizes, dims), want_f = reference_var(rounded, sizes, dims);
+    INFO("sizes " << sizes.size() << "-d, " << count << " elements, " << dims.size() << " dims");
+    const auto xd = st::from_vector<double>(v, sizes);
+    const auto xf = xd.to<float>();
+    std::vector<st::Tensor<float>> by_threads;
+    for (const int threads : {1, 2}) {
+      st::set_num_threads(threads);
+      const st::Tensor<double> vd = st::var(xd, dims);
+      const st::Tensor<float> vf = st::var(xf, dims);
+      const auto [vm, m] = st::var_mean(xf, dims);
+      REQUIRE(static_cast<std::size_t>(vd.numel()) == want.size());
+      const st::Tensor<double> flat_d = vd.reshape({-1});
+      const st::Tensor<float> flat_f = vf.reshape({-1}), flat_vm = vm.reshape({-1});
+      for (std::size_t o = 0; o < want.size(); ++o) {
+        const auto i = static_cast<std::int64_t>(o);
+        CHECK(std::abs(flat_d[i].item() - want[o]) <= 1e-12 * want[o]);
+        CHECK(std::abs(static_cast<double>(flat_f[i].item()) - want_f[o]) <= 1e-6 * want_f[o]);
+        CHECK(flat_vm[i].item() == flat_f[i].item());
+      }
+      test::check_close(doubles(m), doubles(st::mean(xf.to<double>(), dims)), 2e-7);  // an ulp or two
+      by_threads.push_back(vf);
+    }
+    CHECK(by_threads[0].to_vector() == by_threads[1].to_vector());
+  }
+  st::set_num_threads(before);
+}
+
+TEST_CASE("var's one-pass kernel gives what the composition gives, keepdim, sizes of one, NaN", "[ops]") {
+  std::mt19937 gen(12);
+  std::uniform_real_distribution<float> u(-3, 3);
+  std::vector<float> v(2 * 3 * 1 * 50);
+  for (float& e : v) e = u(gen);
+  const auto x = st::from_vector<float>(v, {2, 3, 1, 50});
+  for (const bool keepdim : {false, true})
+    for (const shape_t& dims : std::vector<shape_t>{{3}, {1, 2, 3}, {-1, -3}, {2}, {}, {1, 3}}) {
+      const st::Tensor<float> fast = st::var(x, dims, 1, keepdim);
+      const st::Tensor<float> composed = st::var(x * 1, dims, 1, keepdim);  // an expression: the composition
+      CHECK(fast.sizes() == composed.sizes());
+      test::check_close(doubles(fast), doubles(composed), 1e-5);
+      test::check_close(doubles(st::var(x, dims, 0, keepdim)), doubles(st::var(x * 1, dims, 0, keepdim)), 1e-5);
+    }
+  // One element a line: correction 1 divides 0 by 0.
+  CHECK(std::isnan(st::eval(st::var(st::ones<float>({4, 1}), {1}))[0].item()));
+  CHECK(st::eval(st::var(st::ones<float>({4, 1}), {1}, 0))[0].item() == 0.0f);
+  // A NaN spoils its own line only.
+  std::vector<double> ones(3 * 2000, 1.0);
+  ones[2000 + 1500] = NAN;
+  const auto y = st::from_vector<double>(ones, {3, 2000});
+  const st::Tensor<double> vy = st::var(y, {1});
+  CHECK(vy[0].item() == 0.0);
+  CHECK(std::isnan(vy[1].item()));
+  CHECK(vy[2].item() == 0.0);
+  // Wrong dims still say so, as PyTorch does.
+  CHECK_THROWS_WITH(st::var(x, {1, 1}), "dim 1 appears multiple times in the list of dims");
+  CHECK_THROWS_AS(st::var(x, {4}), st::index_error);
+}
+
 TEST_CASE("arg-reductions agree with a naive scan on strided inputs, any dim, any thread count", "[ops]") {
   std::mt19937 gen(9);
   const int before = st::get_num_threads();
