@@ -395,12 +395,12 @@ void row_block(const T* __restrict x, std::int64_t n, moments& acc) {
 
 /// Lane moments from a block (its rounded mean mb and the sums s1, s2 of deviations from it
 /// over dn rows) merged into a running mean and m2 of `before` rows (Chan's update; f and g
-/// are the block's weights, the same for every lane).
+/// are the block's weights, the same for every lane; inv_dn is 1 / dn).
 template <class T>
-void merge_lane(double& mean, double& m2, T mb, T s1, T s2, double dn, double f, double g) {
-  const double b1 = s1, bmean = static_cast<double>(mb) + b1 / dn, d = bmean - mean;
+void merge_lane(double& mean, double& m2, T mb, T s1, T s2, double inv_dn, double f, double g) {
+  const double b1 = s1, bmean = static_cast<double>(mb) + b1 * inv_dn, d = bmean - mean;
   mean += d * f;
-  m2 += (static_cast<double>(s2) - b1 * b1 / dn) + d * d * g;
+  m2 += (static_cast<double>(s2) - b1 * b1 * inv_dn) + d * d * g;
 }
 
 /// The moments of each of w lanes over rows rows (row r at x + r * ld) merged into mean[j]
@@ -410,7 +410,8 @@ template <class T>
 void strip_block(const T* __restrict x, std::int64_t rows, std::int64_t ld, std::int64_t w, double before,
                  double* __restrict mean, double* __restrict m2) {
   constexpr std::int64_t lanes = 64 / sizeof(T);
-  const double dn = static_cast<double>(rows), total = before + dn, f = dn / total, g = before * dn / total;
+  const double dn = static_cast<double>(rows), inv_dn = 1 / dn, total = before + dn, f = dn / total,
+               g = before * dn / total;
   const T inv = T(1) / static_cast<T>(rows);
   std::int64_t j = 0;
   for (; j + lanes <= w; j += lanes) {
@@ -446,7 +447,7 @@ void strip_block(const T* __restrict x, std::int64_t rows, std::int64_t ld, std:
     std::memcpy(m, &mb, sizeof m);
     std::memcpy(t1, &s1[0], sizeof t1);
     std::memcpy(t2, &s2[0], sizeof t2);
-    for (std::int64_t k = 0; k < lanes; ++k) merge_lane(mean[j + k], m2[j + k], m[k], t1[k], t2[k], dn, f, g);
+    for (std::int64_t k = 0; k < lanes; ++k) merge_lane(mean[j + k], m2[j + k], m[k], t1[k], t2[k], inv_dn, f, g);
   }
   for (; j < w; ++j) {  // the last lanes one by one
     T a = 0;
@@ -458,7 +459,7 @@ void strip_block(const T* __restrict x, std::int64_t rows, std::int64_t ld, std:
       t1 += d;
       t2 += d * d;
     }
-    merge_lane(mean[j], m2[j], mb, t1, t2, dn, f, g);
+    merge_lane(mean[j], m2[j], mb, t1, t2, inv_dn, f, g);
   }
 }
 
@@ -467,8 +468,8 @@ void strip_block(const T* __restrict x, std::int64_t rows, std::int64_t ld, std:
 /// on the thread count.
 struct moments_job {
   static constexpr std::int64_t row_block = 1024;  // elements of a contiguous line per block
-  static constexpr std::int64_t strip = 1024;     // inner lanes per strip
-  static constexpr std::int64_t strip_rows = 16;  // rows of a strip per block
+  static constexpr std::int64_t strip = 4096;     // inner lanes per strip
+  static constexpr std::int64_t strip_rows = 8;  // rows of a strip per block
   const void* x;
   std::int64_t outer, n, inner;
   std::int64_t strips, chunks, chunk;  // chunk: elements (inner == 1) or rows of n per chunk
