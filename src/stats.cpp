@@ -403,63 +403,78 @@ void merge_lane(double& mean, double& m2, T mb, T s1, T s2, double inv_dn, doubl
   m2 += (static_cast<double>(s2) - b1 * b1 * inv_dn) + d * d * g;
 }
 
-/// The moments of each of w lanes over rows rows (row r at x + r * ld) merged into mean[j]
-/// and m2[j] (of `before` rows so far): 64 bytes of lanes at a time, summed down the rows in
-/// registers, then the deviations from that mean while the rows' lines are still in L1.
-template <class T>
-void strip_block(const T* __restrict x, std::int64_t rows, std::int64_t ld, std::int64_t w, double before,
-                 double* __restrict mean, double* __restrict m2) {
+/// Deviations of rows (<= 8) rows (row r at x + r * ld) from shift, for each of w lanes,
+/// added to s1 and (squared) to s2; the first group of a superblock (First) sets shift to its
+/// own mean (its rows read twice, the second time from L1) and s1, s2 to its sums.
+template <class T, bool First>
+void deviation_group(const T* __restrict x, std::int64_t rows, std::int64_t ld, std::int64_t w, T* __restrict shift,
+                     T* __restrict s1, T* __restrict s2) {
   constexpr std::int64_t lanes = 64 / sizeof(T);
-  const double dn = static_cast<double>(rows), inv_dn = 1 / dn, total = before + dn, f = dn / total,
-               g = before * dn / total;
   const T inv = T(1) / static_cast<T>(rows);
   std::int64_t j = 0;
   for (; j + lanes <= w; j += lanes) {
-    vec64<T> a[2] = {}, v;
-    std::int64_t r = 0;
-    for (; r + 2 <= rows; r += 2)
-      for (int k = 0; k < 2; ++k) {
-        load(v, x + (r + k) * ld + j);
-        a[k] += v;
+    vec64<T> sh, v, a[2] = {}, q[2] = {};
+    if constexpr (First) {
+      vec64<T> m[2] = {};
+      for (std::int64_t r = 0; r < rows; ++r) {
+        load(v, x + r * ld + j);
+        m[r & 1] += v;
       }
-    if (r < rows) {
+      sh = (m[0] + m[1]) * inv;
+      std::memcpy(shift + j, &sh, sizeof sh);
+    } else {
+      load(sh, shift + j);
+    }
+    for (std::int64_t r = 0; r < rows; ++r) {
       load(v, x + r * ld + j);
+      v -= sh;
+      a[r & 1] += v;
+      q[r & 1] += v * v;
+    }
+    a[0] += a[1];
+    q[0] += q[1];
+    if constexpr (!First) {
+      load(v, s1 + j);
       a[0] += v;
+      load(v, s2 + j);
+      q[0] += v;
     }
-    const vec64<T> mb = (a[0] + a[1]) * inv;
-    vec64<T> s1[2] = {}, s2[2] = {};
-    for (r = 0; r + 2 <= rows; r += 2)
-      for (int k = 0; k < 2; ++k) {
-        load(v, x + (r + k) * ld + j);
-        v -= mb;
-        s1[k] += v;
-        s2[k] += v * v;
-      }
-    if (r < rows) {
-      load(v, x + r * ld + j);
-      v -= mb;
-      s1[0] += v;
-      s2[0] += v * v;
-    }
-    s1[0] += s1[1];
-    s2[0] += s2[1];
-    T m[lanes], t1[lanes], t2[lanes];
-    std::memcpy(m, &mb, sizeof m);
-    std::memcpy(t1, &s1[0], sizeof t1);
-    std::memcpy(t2, &s2[0], sizeof t2);
-    for (std::int64_t k = 0; k < lanes; ++k) merge_lane(mean[j + k], m2[j + k], m[k], t1[k], t2[k], inv_dn, f, g);
+    std::memcpy(s1 + j, &a[0], sizeof v);
+    std::memcpy(s2 + j, &q[0], sizeof v);
   }
   for (; j < w; ++j) {  // the last lanes one by one
-    T a = 0;
-    for (std::int64_t r = 0; r < rows; ++r) a += x[r * ld + j];
-    const T mb = a * inv;
-    T t1 = 0, t2 = 0;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T d = x[r * ld + j] - mb;
-      t1 += d;
-      t2 += d * d;
+    if constexpr (First) {
+      T m = 0;
+      for (std::int64_t r = 0; r < rows; ++r) m += x[r * ld + j];
+      shift[j] = m * inv;
+      s1[j] = s2[j] = 0;
     }
-    merge_lane(mean[j], m2[j], mb, t1, t2, inv_dn, f, g);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T d = x[r * ld + j] - shift[j];
+      s1[j] += d;
+      s2[j] += d * d;
+    }
+  }
+}
+
+/// The moments of w lanes over rows [k0, k1) of x (row k at x + k * ld): superblocks of 64
+/// rows, each about a shift (the mean of its first 8 rows, within a fraction of the spread of
+/// the superblock's mean) summed 8 rows at a time across all lanes (8 streams from memory, as
+/// a hand loop reads them), then merged into mean and m2 in double with Chan's update.
+template <class T>
+void strip_moments(const T* __restrict x, std::int64_t k0, std::int64_t k1, std::int64_t ld, std::int64_t w,
+                   double* __restrict mean, double* __restrict m2, T* __restrict shift, T* __restrict s1,
+                   T* __restrict s2) {
+  constexpr std::int64_t group = 8, super = 64;
+  for (std::int64_t j = 0; j < w; ++j) mean[j] = m2[j] = 0;
+  for (std::int64_t k = k0; k < k1; k += super) {
+    const std::int64_t rows = std::min(super, k1 - k);
+    deviation_group<T, true>(x + k * ld, std::min(group, rows), ld, w, shift, s1, s2);
+    for (std::int64_t r = group; r < rows; r += group)
+      deviation_group<T, false>(x + (k + r) * ld, std::min(group, rows - r), ld, w, shift, s1, s2);
+    const double dn = static_cast<double>(rows), before = static_cast<double>(k - k0), total = before + dn;
+    const double inv_dn = 1 / dn, f = dn / total, g = before * dn / total;
+    for (std::int64_t j = 0; j < w; ++j) merge_lane(mean[j], m2[j], shift[j], s1[j], s2[j], inv_dn, f, g);
   }
 }
 
@@ -468,8 +483,8 @@ void strip_block(const T* __restrict x, std::int64_t rows, std::int64_t ld, std:
 /// on the thread count.
 struct moments_job {
   static constexpr std::int64_t row_block = 1024;  // elements of a contiguous line per block
-  static constexpr std::int64_t strip = 4096;     // inner lanes per strip
-  static constexpr std::int64_t strip_rows = 8;  // rows of a strip per block
+  static constexpr std::int64_t strip = 4096;      // inner lanes per strip
+  static constexpr std::int64_t strip_rows = 64;   // rows per superblock (chunks are multiples)
   const void* x;
   std::int64_t outer, n, inner;
   std::int64_t strips, chunks, chunk;  // chunk: elements (inner == 1) or rows of n per chunk
@@ -503,11 +518,13 @@ void moments_unit(void* ctx, std::int64_t u) {
     return;
   }
   const std::int64_t j0 = s * moments_job::strip, w = std::min(moments_job::strip, job.inner - j0);
-  double mean[moments_job::strip] = {}, m2[moments_job::strip] = {};
-  for (std::int64_t k = k0; k < k1; k += moments_job::strip_rows)
-    strip_block(x + k * job.inner + j0, std::min(moments_job::strip_rows, k1 - k), job.inner, w,
-                static_cast<double>(k - k0), mean, m2);
-  for (std::int64_t j = 0; j < w; ++j) job.put<T>(o * job.inner + j0 + j, c, {static_cast<double>(k1 - k0), mean[j], m2[j]});
+  std::vector<double> acc(2 * static_cast<std::size_t>(w));  // mean and m2 of each lane
+  std::vector<T> sums(3 * static_cast<std::size_t>(w));       // shift, s1 and s2 of each lane
+  strip_moments(x + j0, k0, k1, job.inner, w, acc.data(), acc.data() + w, sums.data(), sums.data() + w,
+                sums.data() + 2 * w);
+  for (std::int64_t j = 0; j < w; ++j)
+    job.put<T>(o * job.inner + j0 + j, c, {static_cast<double>(k1 - k0), acc[static_cast<std::size_t>(j)],
+                                          acc[static_cast<std::size_t>(w + j)]});
 }
 }  // namespace
 
