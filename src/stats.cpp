@@ -482,7 +482,7 @@ void strip_moments(const T* __restrict x, std::int64_t k0, std::int64_t k1, std:
 /// inner lanes, chunk of n); chunks of one output merge in order, so the bits do not depend
 /// on the thread count.
 struct moments_job {
-  static constexpr std::int64_t row_block = 1024;  // elements of a contiguous line per block
+  static constexpr std::int64_t row_block_bytes = 16384;  // of a contiguous line per block: half of L1
   static constexpr std::int64_t strip = 4096;      // inner lanes per strip
   static constexpr std::int64_t strip_rows = 64;   // rows per superblock (chunks are multiples)
   const void* x;
@@ -512,8 +512,8 @@ void moments_unit(void* ctx, std::int64_t u) {
   const T* x = static_cast<const T*>(job.x) + o * job.n * job.inner;
   if (job.inner == 1) {
     moments acc;
-    for (std::int64_t k = k0; k < k1; k += moments_job::row_block)
-      row_block(x + k, std::min(moments_job::row_block, k1 - k), acc);
+    constexpr std::int64_t block = moments_job::row_block_bytes / sizeof(T);
+    for (std::int64_t k = k0; k < k1; k += block) row_block(x + k, std::min(block, k1 - k), acc);
     job.put<T>(o, c, acc);
     return;
   }
@@ -554,7 +554,7 @@ bool central_moments(const Tensor<T>& x, int_list dims, bool keepdim, Tensor<T>&
   }
   // Enough units for the threads whatever the shape: a few outputs take chunks of n.
   job.strips = job.inner == 1 ? 1 : (job.inner + moments_job::strip - 1) / moments_job::strip;
-  const std::int64_t block = job.inner == 1 ? moments_job::row_block : moments_job::strip_rows;
+  const std::int64_t block = job.inner == 1 ? moments_job::row_block_bytes / static_cast<std::int64_t>(sizeof(T)) : moments_job::strip_rows;
   const std::int64_t lines = job.outer * job.strips;
   constexpr std::int64_t want_units = 16, min_blocks = 8;
   job.chunks = lines >= want_units ? 1 : std::max<std::int64_t>(1, std::min((want_units + lines - 1) / lines, job.n / (block * min_blocks)));
