@@ -100,7 +100,8 @@ const Tensor<typename E::value_type>* moments_input(const E& e) {
 /// var from e over dims: sum(|d|^2) - |sum(d)|^2 / n over the divisor, d = x - shift, the
 /// corrected two-pass sum of squares (exact for any shift, so a large mean costs no accuracy;
 /// its gradient is 2 (x - mean) as it should be). The shift is `shift` when given, else the
-/// mean; a contiguous float/double input without gradient takes central_moments' one pass.
+/// mean; without a shift, a contiguous float/double input without gradient takes
+/// central_moments' one pass.
 template <class E>
 auto variance_of(const E& e, const Tensor<typename E::value_type>* shift, int_list dims, std::int64_t correction,
                  bool keepdim) {
@@ -112,8 +113,8 @@ auto variance_of(const E& e, const Tensor<typename E::value_type>* shift, int_li
   Tensor<C> s1;
   Tensor<std::conditional_t<is_complex_v<V>, RC, C>> s2;
   bool done = false;
-  if constexpr (std::is_same_v<V, C> && !is_complex_v<V>) {
-    if (const Tensor<V>* x = moments_input(e)) {
+  if constexpr (std::is_same_v<V, float> || std::is_same_v<V, double>) {
+    if (const Tensor<V>* x = shift ? nullptr : moments_input(e)) {
       done = central_moments(*x, dims, keepdim, s2, static_cast<Tensor<V>*>(nullptr));
       if (done) s1 = zeros<C>({});
     }
@@ -289,7 +290,7 @@ auto var_mean(X&& x, int_list dims = {}, std::int64_t correction = 1, bool keepd
   auto e = detail::to_node(std::forward<X>(x));
   using V = typename decltype(e)::value_type;
   using R = detail::real_t<V>;
-  if constexpr (std::is_same_v<V, R>) {
+  if constexpr (std::is_same_v<V, float> || std::is_same_v<V, double>) {
     if (const Tensor<V>* in = detail::moments_input(e)) {  // both from one pass
       Tensor<V> m2, m;
       if (detail::central_moments(*in, dims, keepdim, m2, &m)) {

@@ -403,7 +403,7 @@ void merge_lane(double& mean, double& m2, T mb, T s1, T s2, double inv_dn, doubl
   m2 += (static_cast<double>(s2) - b1 * b1 * inv_dn) + d * d * g;
 }
 
-/// Deviations of rows (<= 8) rows (row r at x + r * ld) from shift, for each of w lanes,
+/// Deviations of `rows` (<= 8) rows (row r at x + r * ld) from shift, for each of w lanes,
 /// added to s1 and (squared) to s2; the first group of a superblock (First) sets shift to its
 /// own mean (its rows read twice, the second time from L1) and s1, s2 to its sums.
 template <class T, bool First>
@@ -458,9 +458,11 @@ void deviation_group(const T* __restrict x, std::int64_t rows, std::int64_t ld, 
 }
 
 /// The moments of w lanes over rows [k0, k1) of x (row k at x + k * ld): superblocks of 64
-/// rows, each about a shift (the mean of its first 8 rows, within a fraction of the spread of
-/// the superblock's mean) summed 8 rows at a time across all lanes (8 streams from memory, as
-/// a hand loop reads them), then merged into mean and m2 in double with Chan's update.
+/// rows, each about a shift (the mean of its first 8 rows: at worst sqrt(8) standard
+/// deviations from the superblock's mean, so s2 is at most 9 times the M2 it yields and the
+/// cancellation costs at most 3 bits) summed 8 rows at a time across all lanes (8 streams
+/// from memory, as a hand loop reads them), then merged into mean and m2 in double with
+/// Chan's update.
 template <class T>
 void strip_moments(const T* __restrict x, std::int64_t k0, std::int64_t k1, std::int64_t ld, std::int64_t w,
                    double* __restrict mean, double* __restrict m2, T* __restrict shift, T* __restrict s1,
@@ -518,13 +520,23 @@ void moments_unit(void* ctx, std::int64_t u) {
     return;
   }
   const std::int64_t j0 = s * moments_job::strip, w = std::min(moments_job::strip, job.inner - j0);
-  std::vector<double> acc(2 * static_cast<std::size_t>(w));  // mean and m2 of each lane
-  std::vector<T> sums(3 * static_cast<std::size_t>(w));       // shift, s1 and s2 of each lane
-  strip_moments(x + j0, k0, k1, job.inner, w, acc.data(), acc.data() + w, sums.data(), sums.data() + w,
-                sums.data() + 2 * w);
-  for (std::int64_t j = 0; j < w; ++j)
-    job.put<T>(o * job.inner + j0 + j, c, {static_cast<double>(k1 - k0), acc[static_cast<std::size_t>(j)],
-                                          acc[static_cast<std::size_t>(w + j)]});
+  // Per lane: mean and m2 (double), shift, s1 and s2 (T); on the stack for narrow strips (many
+  // small units), else on the heap.
+  constexpr std::int64_t narrow = 256;
+  double acc_stack[2 * narrow];
+  T sums_stack[3 * narrow];
+  std::vector<double> acc_heap;
+  std::vector<T> sums_heap;
+  double* acc = acc_stack;
+  T* sums = sums_stack;
+  if (w > narrow) {
+    acc_heap.resize(2 * static_cast<std::size_t>(w));
+    sums_heap.resize(3 * static_cast<std::size_t>(w));
+    acc = acc_heap.data();
+    sums = sums_heap.data();
+  }
+  strip_moments(x + j0, k0, k1, job.inner, w, acc, acc + w, sums, sums + w, sums + 2 * w);
+  for (std::int64_t j = 0; j < w; ++j) job.put<T>(o * job.inner + j0 + j, c, {static_cast<double>(k1 - k0), acc[j], acc[w + j]});
 }
 }  // namespace
 

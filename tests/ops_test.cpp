@@ -415,13 +415,15 @@ std::vector<double> reference_var(const std::vector<double>& v, const shape_t& s
 }  // namespace
 
 TEST_CASE("var's one-pass kernel: float128 accuracy on long lines, strips and chunks, the same bits on any thread count", "[ops]") {
-  // Data around 1e4 with unit spread; shapes that take several blocks along a line (> 1024),
-  // several strips of lanes (inner > 256), ragged edges, chunks of n for few outputs, and
-  // reduced dims that are not adjacent (the composition instead).
+  // Data around 1e4 with unit spread; shapes that take several blocks along a line (> 4096
+  // floats), several strips of lanes (inner > 4096), ragged edges, chunks of n for few
+  // outputs (with scalar and with vector lanes), more than one thread (>= 32768 elements),
+  // and reduced dims that are not adjacent (the composition instead).
   const std::vector<std::pair<shape_t, shape_t>> cases{
-      {{3, 5000}, {1}},       {{5000, 3}, {0}},     {{2, 70, 700}, {1}}, {{2, 70, 700}, {1, 2}},
-      {{100003}, {}},         {{4, 9, 33}, {0, 1}}, {{4, 9, 33}, {0, 2}}, {{6, 1, 40}, {0, 2}},
-      {{1, 2049, 1}, {1}},    {{7}, {0}}};
+      {{3, 9000}, {1}},     {{5000, 3}, {0}},     {{2, 70, 700}, {1}}, {{2, 70, 700}, {1, 2}},
+      {{100003}, {}},       {{4, 9, 33}, {0, 1}}, {{4, 9, 33}, {0, 2}}, {{6, 1, 40}, {0, 2}},
+      {{1, 2049, 1}, {1}},  {{7}, {0}},           {{9, 4500}, {0}},    {{1300, 37}, {0}},
+      {{3, 11000}, {1}}};
   std::mt19937 gen(11);
   std::normal_distribution<double> normal(0.0, 1.0);
   const int before = st::get_num_threads();
@@ -476,14 +478,17 @@ TEST_CASE("var's one-pass kernel gives what the composition gives, keepdim, size
   // One element a line: correction 1 divides 0 by 0.
   CHECK(std::isnan(st::eval(st::var(st::ones<float>({4, 1}), {1}))[0].item()));
   CHECK(st::eval(st::var(st::ones<float>({4, 1}), {1}, 0))[0].item() == 0.0f);
-  // A NaN spoils its own line only.
-  std::vector<double> ones(3 * 2000, 1.0);
-  ones[2000 + 1500] = NAN;
-  const auto y = st::from_vector<double>(ones, {3, 2000});
-  const st::Tensor<double> vy = st::var(y, {1});
-  CHECK(vy[0].item() == 0.0);
-  CHECK(std::isnan(vy[1].item()));
-  CHECK(vy[2].item() == 0.0);
+  // A NaN or an infinity spoils its own line only, along a line and across lanes.
+  for (const double bad : {double(NAN), double(INFINITY), -double(INFINITY)}) {
+    std::vector<double> ones(3 * 2000, 1.0);
+    ones[2000 + 1500] = bad;
+    const st::Tensor<double> vy = st::var(st::from_vector<double>(ones, {3, 2000}), {1});
+    CHECK(vy[0].item() == 0.0);
+    CHECK(std::isnan(vy[1].item()));
+    CHECK(vy[2].item() == 0.0);
+    const st::Tensor<double> vl = st::var(st::from_vector<double>(ones, {100, 60}), {0});  // element 3500: lane 20
+    for (std::int64_t j = 0; j < 60; ++j) CHECK((j == 20 ? std::isnan(vl[j].item()) : vl[j].item() == 0.0));
+  }
   // Wrong dims still say so, as PyTorch does.
   CHECK_THROWS_WITH(st::var(x, {1, 1}), "dim 1 appears multiple times in the list of dims");
   CHECK_THROWS_AS(st::var(x, {4}), st::index_error);
