@@ -343,18 +343,25 @@ template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&,
 
 // ---- var's central moments: one pass, blocks twice while in cache, merged in double ----
 namespace {
+/// Chan, Golub and LeVeque's pairwise update of a running mean and M2 by a block's: f and g
+/// are the block's weights, bn / total and before * bn / total for counts before and bn.
+inline void chan_update(double& mean, double& m2, double bmean, double bm2, double f, double g) {
+  const double d = bmean - mean;
+  mean += d * f;
+  m2 += bm2 + d * d * g;
+}
+
 /// A block's or a run of blocks' count, mean and sum of squared deviations (M2).
 struct moments {
   double n = 0, mean = 0, m2 = 0;
-  /// Chan, Golub and LeVeque's pairwise update: this and b as one sample.
+  /// This and the block (bn, bmean, bm2) as one sample.
   void merge(double bn, double bmean, double bm2) {
     if (n == 0) {
       *this = {bn, bmean, bm2};
       return;
     }
-    const double total = n + bn, d = bmean - mean;
-    mean += d * (bn / total);
-    m2 += bm2 + d * d * (n * bn / total);
+    const double total = n + bn;
+    chan_update(mean, m2, bmean, bm2, bn / total, n * bn / total);
     n = total;
   }
 };
@@ -394,13 +401,12 @@ void row_block(const T* __restrict x, std::int64_t n, moments& acc) {
 }
 
 /// Lane moments from a block (its rounded mean mb and the sums s1, s2 of deviations from it
-/// over dn rows) merged into a running mean and m2 of `before` rows (Chan's update; f and g
-/// are the block's weights, the same for every lane; inv_dn is 1 / dn).
+/// over dn rows) merged into a running mean and m2 (chan_update; f and g are the block's
+/// weights, the same for every lane; inv_dn is 1 / dn).
 template <class T>
 void merge_lane(double& mean, double& m2, T mb, T s1, T s2, double inv_dn, double f, double g) {
-  const double b1 = s1, bmean = static_cast<double>(mb) + b1 * inv_dn, d = bmean - mean;
-  mean += d * f;
-  m2 += (static_cast<double>(s2) - b1 * b1 * inv_dn) + d * d * g;
+  const double b1 = s1;
+  chan_update(mean, m2, static_cast<double>(mb) + b1 * inv_dn, static_cast<double>(s2) - b1 * b1 * inv_dn, f, g);
 }
 
 /// Deviations of `rows` (<= 8) rows (row r at x + r * ld) from shift, for each of w lanes,
