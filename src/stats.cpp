@@ -237,20 +237,6 @@ Tensor<T> pick_backward(const Tensor<T>& grad, const Tensor<std::int64_t>& indic
 
 // ---- softmax along the last dim, one row at a time while it is in cache ----
 namespace {
-/// The largest element of x[0, n), NaN ignored (a NaN still spreads through exp and the sum).
-template <class T>
-T row_max(const T* __restrict x, std::int64_t n) {
-  constexpr int lanes = 64 / sizeof(T);
-  T m[lanes];
-  for (T& v : m) v = -std::numeric_limits<T>::infinity();
-  std::int64_t i = 0;
-  for (; i + lanes <= n; i += lanes)
-    for (int k = 0; k < lanes; ++k) m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
-  for (; i < n; ++i) m[0] = x[i] > m[0] ? x[i] : m[0];
-  T r = m[0];
-  for (int k = 1; k < lanes; ++k) r = m[k] > r ? m[k] : r;
-  return r;
-}
 /// 64 bytes of T: one AVX-512 register or two AVX2 ones, written once for both. Vectors are
 /// passed by reference: a 64-byte vector by value changes the ABI between ISAs.
 template <class T>
@@ -260,6 +246,32 @@ template <class T>
 void load(vec64<T>& v, const T* p) {
   std::memcpy(&v, p, sizeof v);
 }
+/// The largest element of x[0, n), NaN ignored (a NaN still spreads through exp and the sum).
+/// `v > m ? v : m` is one vmaxps per vector: a NaN in v keeps m.
+template <class T>
+T row_max(const T* __restrict x, std::int64_t n) {
+  constexpr std::int64_t lanes = 64 / sizeof(T);
+  vec64<T> m[2], v;
+  m[0] = m[1] = vec64<T>{} - std::numeric_limits<T>::infinity();
+  std::int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes)
+    for (int k = 0; k < 2; ++k) {
+      load(v, x + i + k * lanes);
+      m[k] = v > m[k] ? v : m[k];
+    }
+  for (; i + lanes <= n; i += lanes) {
+    load(v, x + i);
+    m[0] = v > m[0] ? v : m[0];
+  }
+  m[0] = m[1] > m[0] ? m[1] : m[0];
+  T a[lanes];
+  std::memcpy(a, &m[0], sizeof a);
+  T r = a[0];
+  for (int k = 1; k < lanes; ++k) r = a[k] > r ? a[k] : r;
+  for (; i < n; ++i) r = x[i] > r ? x[i] : r;
+  return r;
+}
+
 template <class T>
 T lane_sum(const vec64<T>& v) {  // pairwise across the lanes
   constexpr int lanes = 64 / sizeof(T);
