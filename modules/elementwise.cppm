@@ -1984,6 +1984,62 @@ Tensor<T> grad_sum_to(const void* tree, grad_tape_fn run, std::size_t position, 
   else return acc.template to<T>().view(sizes);
 }
 
+/// What every leaf of one backward shares: the tape and the operands it reads.
+struct leaf_grad_pass {
+  const void* tree;
+  grad_tape_fn run;
+  std::size_t positions;  ///< the tree's leaves
+  grad_inputs in;
+  std::span<const loop_operand> inputs;
+  int_list full;  ///< the tree's shape
+};
+
+/// The gradient of the leaf at input position i into its slot. Nothing reaches it: zeros (if
+/// the slot is empty). A broadcast leaf: one fused sum_to, now. A leaf of the tree's full
+/// shape: true, and op/stride/target describe the gradient for the pass to write (assigned
+/// into a fresh buffer, or added where the slot holds one or an earlier position wrote it).
+/// A function of L alone, shared by every tree with such a leaf.
+template <class L>
+bool plan_leaf_grad(const Tensor<L>& leaf, grad_buffer& slot, std::size_t i, bool reaches, const leaf_grad_pass& pass,
+                    std::span<grad_buffer*> written, loop_operand& op, dim_vector& stride, grad_target& target) {
+  if (!reaches) {
+    if (!slot.defined) autograd_access<Tensor<L>>::accumulate(slot, zeros<L>(leaf.sizes()));
+    return false;
+  }
+  if constexpr (differentiable_v<L>) {
+    if (!(leaf.sizes() == pass.full)) {
+      autograd_access<Tensor<L>>::accumulate(
+          slot, grad_sum_to<L>(pass.tree, pass.run, i, pass.positions, pass.in, pass.inputs, pass.full, leaf.sizes()));
+      return false;
+    }
+    bool add = false;
+    bool again = false;
+    for (std::size_t j = 0; j < i; ++j) again = again || written[j] == &slot;
+    if (again) {
+      add = true;
+    } else if (!slot.defined) {
+      slot = autograd_access<Tensor<L>>::buffer(empty<L>(pass.full));
+      slot.owned = true;
+    } else {
+      if (!slot.owned) {  // someone else's elements (a seed, a view's gradient): add into a copy
+        slot = autograd_access<Tensor<L>>::buffer(autograd_access<Tensor<L>>::tensor(slot).clone());
+        slot.owned = true;
+      }
+      add = true;
+    }
+    written[i] = &slot;
+    const Tensor<L> out = autograd_access<Tensor<L>>::tensor(slot);
+    out.storage().bump_version();
+    stride = out.strides().vec();
+    op = loop_operand{reinterpret_cast<char*>(out.data_ptr()), stride, sizeof(L)};
+    target = grad_target{i, &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add, sizeof(L),
+                         direct_grad<L>};
+    return true;
+  } else {
+    return false;  // reaches is false for every leaf that is not differentiable
+  }
+}
+
 /// Sends the gradients of e's leaves to their slots. de, built by make_de(reader of e's
 /// value, ref leaves of the extra tensors), is the gradient reaching e's root. Inputs with
 /// e's full shape are written by one walk over it (one tape sweep per chunk for all of them);
@@ -2048,44 +2104,15 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
   std::array<grad_target, N> targets{};
   std::array<grad_buffer*, N> written{};
   std::size_t K = 0;
+  const leaf_grad_pass pass{&tp, run, N, in, inputs, full};
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (([&] {
+       grad_buffer* slot = metas[I] ? ctx.slot(*metas[I]) : nullptr;
        using L = typename leaf_at<I, typename E::leaf_types>::type;
-       autograd_meta* m = metas[I];
-       grad_buffer* slot = m ? ctx.slot(*m) : nullptr;
-       if (!slot) return;
-       const Tensor<L>& leaf = std::get<I>(tensors);
-       if constexpr (!differentiable_v<L> || !tape_t::template reaches<I>()) {
-         if (!slot->defined) autograd_access<Tensor<L>>::accumulate(*slot, zeros<L>(leaf.sizes()));
-       } else {
-         if (!(leaf.sizes() == int_list(full))) {
-           autograd_access<Tensor<L>>::accumulate(*slot, grad_sum_to<L>(&tp, run, I, N, in, inputs, full, leaf.sizes()));
-           return;
-         }
-         bool add = false;
-         bool again = false;
-         for (std::size_t j = 0; j < I; ++j) again = again || written[j] == slot;
-         if (again) {
-           add = true;
-         } else if (!slot->defined) {
-           *slot = autograd_access<Tensor<L>>::buffer(empty<L>(full));
-           slot->owned = true;
-         } else {
-           if (!slot->owned) {  // someone else's elements (a seed, a view's gradient): add into a copy
-             *slot = autograd_access<Tensor<L>>::buffer(autograd_access<Tensor<L>>::tensor(*slot).clone());
-             slot->owned = true;
-           }
-           add = true;
-         }
-         written[I] = slot;
-         const Tensor<L> out = autograd_access<Tensor<L>>::tensor(*slot);
-         out.storage().bump_version();
-         strides[K] = out.strides().vec();
-         ops[K] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), strides[K], sizeof(L)};
-         targets[K] = grad_target{I, &store_grad<L>, static_cast<std::int64_t>(sizeof(compute_t<L>)), add, sizeof(L),
-                                  direct_grad<L>};
+       constexpr bool reaches = differentiable_v<L> && tape_t::template reaches<I>();
+       if (slot && plan_leaf_grad(std::get<I>(tensors), *slot, I, reaches, pass, written,
+                                  ops[K], strides[K], targets[K]))
          ++K;
-       }
      }()),
      ...);
   }(std::make_index_sequence<N>{});

@@ -4,11 +4,12 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <string>
 import strata;
 using namespace strata;
 
-int main() {
-  const std::int64_t n = 2048, m = 2048, steps = 100;
+int main(int argc, char** argv) {
+  const std::int64_t n = 2048, m = 2048, steps = argc > 1 ? std::stoll(argv[1]) : 100;  // heat_diffusion [steps]
   const float alpha = 0.2f;
   auto u = zeros<float>({n, m});
   auto v = zeros<float>({n, m});

@@ -200,7 +200,7 @@ TEST_CASE("a flat sum's leaves computed together give the bits of leaves compute
   set_num_threads(1);
 }
 
-TEST_CASE("float32 sums of 10^7 values are accurate on inner and outer axes", "[reduce][accuracy]") {
+TEST_CASE("float32 sums of 10^7 values are accurate on inner and outer axes", "[reduce][accuracy][slow]") {
   const I n = 10'000'000;
   std::mt19937 gen(11);
   std::uniform_real_distribution<float> dist(0.0f, 1.0f);
