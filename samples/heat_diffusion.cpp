@@ -4,12 +4,16 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
-#include <string>
+#include <cstdlib>
 import strata;
 using namespace strata;
 
 int main(int argc, char** argv) {
-  const std::int64_t n = 2048, m = 2048, steps = argc > 1 ? std::stoll(argv[1]) : 100;  // heat_diffusion [steps]
+  const std::int64_t n = 2048, m = 2048, steps = argc > 1 ? std::atoll(argv[1]) : 100;
+  if (steps < 1) {
+    std::cerr << "usage: heat_diffusion [steps >= 1, default 100]\n";
+    return 2;
+  }
   const float alpha = 0.2f;
   auto u = zeros<float>({n, m});
   auto v = zeros<float>({n, m});
