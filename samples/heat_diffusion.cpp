@@ -3,8 +3,8 @@
 // written with narrow views (no temporaries, no index arithmetic). Prints the GB/s reached.
 #include <chrono>
 #include <cstdint>
-#include <iostream>
 #include <cstdlib>
+#include <iostream>
 import strata;
 using namespace strata;
 

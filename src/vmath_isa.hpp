@@ -38,52 +38,46 @@ vmath_table vmath_sse4();
 #ifdef STRATA_VMATH_ISA_UNIT
 namespace strata::detail {
 namespace {
-/// y = F(x) over n elements, F one of SLEEF's functions of V (declared to return const V):
-/// whole vectors, then the tail through a padded vector (so every element gets the same
+/// y = F(x...) over n elements, F one of SLEEF's functions of V (declared to return const V):
+/// whole vectors, then the tail through padded vectors (so every element gets the same
 /// accuracy).
-template <class T, class V, auto F>
-void vloop(const T* x, T* y, std::int64_t n) {
+template <class T, class V, auto F, class... X>
+void vloop_of(T* y, std::int64_t n, const X*... x) {
   constexpr std::int64_t w = sizeof(V) / sizeof(T);
   std::int64_t i = 0;
-  V v;
+  const auto whole = [&](const T* p) {
+    V v;
+    std::memcpy(&v, p + i, sizeof v);
+    return v;
+  };
   for (; i + w <= n; i += w) {
-    std::memcpy(&v, x + i, sizeof v);
-    v = F(v);
-    std::memcpy(y + i, &v, sizeof v);
+    const V r = F(whole(x)...);
+    std::memcpy(y + i, &r, sizeof r);
   }
   if (i < n) {
-    T buf[w] = {};
     const auto rest = static_cast<std::size_t>(n - i) * sizeof(T);
-    std::memcpy(buf, x + i, rest);
-    std::memcpy(&v, buf, sizeof v);
-    v = F(v);
-    std::memcpy(buf, &v, sizeof v);
+    const auto padded = [&](const T* p) {
+      T buf[w] = {};
+      std::memcpy(buf, p + i, rest);
+      V v;
+      std::memcpy(&v, buf, sizeof v);
+      return v;
+    };
+    const V r = F(padded(x)...);
+    T buf[w];
+    std::memcpy(buf, &r, sizeof buf);
     std::memcpy(y + i, buf, rest);
   }
 }
-/// y = F(x, e) over n elements, as vloop.
+/// y = F(x) over n elements.
+template <class T, class V, auto F>
+void vloop(const T* x, T* y, std::int64_t n) {
+  vloop_of<T, V, F>(y, n, x);
+}
+/// y = F(x, e) over n elements.
 template <class T, class V, auto F>
 void vpow_loop(const T* x, const T* e, T* y, std::int64_t n) {
-  constexpr std::int64_t w = sizeof(V) / sizeof(T);
-  std::int64_t i = 0;
-  V v, u;
-  for (; i + w <= n; i += w) {
-    std::memcpy(&v, x + i, sizeof v);
-    std::memcpy(&u, e + i, sizeof u);
-    v = F(v, u);
-    std::memcpy(y + i, &v, sizeof v);
-  }
-  if (i < n) {
-    T a[w] = {}, b[w] = {};
-    const auto rest = static_cast<std::size_t>(n - i) * sizeof(T);
-    std::memcpy(a, x + i, rest);
-    std::memcpy(b, e + i, rest);
-    std::memcpy(&v, a, sizeof v);
-    std::memcpy(&u, b, sizeof u);
-    v = F(v, u);
-    std::memcpy(a, &v, sizeof v);
-    std::memcpy(y + i, a, rest);
-  }
+  vloop_of<T, V, F>(y, n, x, e);
 }
 }  // namespace
 }  // namespace strata::detail
