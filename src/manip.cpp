@@ -654,6 +654,31 @@ void check_padding(bool reflect, std::int64_t k, int_list sizes, int_list p, dty
                     str(out(2)) + " H: " + oh + " W: " + ow);
 }
 
+// Circular padding of the last k dims of a tensor with k + 2 dims (any dtype, empty dims
+// too): fills maps[d] and returns the padded sizes. As PyTorch 1.13's _pad_circular, negative
+// pads crop first and the positive ones wrap around what is left, so a pad may be at most
+// the cropped size (PyTorch then reads its own unwritten output, or refuses an overlap).
+dim_vector circular_maps(int_list sizes, int_list p, std::vector<std::vector<std::int64_t>>& maps) {
+  const auto nd = static_cast<std::int64_t>(sizes.size()), k = static_cast<std::int64_t>(p.size() / 2);
+  if (nd != k + 2)
+    throw shape_error("Invalid padding size, expected " + str(2 * nd - 4) + " but got " + str(2 * k));
+  dim_vector out(sizes);
+  for (std::int64_t d = 2; d < nd; ++d) {  // PyTorch checks from the first padded dim on
+    const auto j = static_cast<std::size_t>(2 * (nd - 1 - d));
+    const std::int64_t before = p[j], after = p[j + 1], n = sizes[static_cast<std::size_t>(d)];
+    if (before > n || after > n) throw shape_error("Padding value causes wrapping around more than once.");
+    out[static_cast<std::size_t>(d)] = n + before + after;
+    if (n + before + after < 0) throw shape_error("Negative padding value is resulting in an empty dimension");
+    const std::int64_t start = std::max<std::int64_t>(-before, 0), lead = std::max<std::int64_t>(before, 0);
+    const std::int64_t kept = n - start - std::max<std::int64_t>(-after, 0);  // the cropped size
+    if (lead > kept || std::max<std::int64_t>(after, 0) > kept)
+      throw shape_error("Padding value causes wrapping around more than once.");
+    for (std::int64_t o = 0; o < n + before + after; ++o)
+      maps[static_cast<std::size_t>(d)].push_back(start + ((o - lead) % kept + kept) % kept);
+  }
+  return out;
+}
+
 // The dtypes PyTorch 1.13's CPU kernels take (float128 too: strata's own); the kernel's name.
 template <element T>
 void check_padding_dtype(bool reflect, std::int64_t k) {
@@ -668,9 +693,9 @@ void check_padding_dtype(bool reflect, std::int64_t k) {
 
 template <element T>
 Tensor<T> pad_impl(const Tensor<T>& t, int_list p, std::string_view mode, std::optional<double> value) {
-  const bool reflect = mode == "reflect";
-  if (mode == "circular") throw error("pad: mode \"circular\" is not implemented (strata pads constant, reflect and replicate)");
-  if (mode != "constant" && !reflect && mode != "replicate") throw error("Unrecognised padding mode " + std::string(mode));
+  const bool reflect = mode == "reflect", circular = mode == "circular";
+  if (mode != "constant" && !reflect && !circular && mode != "replicate")
+    throw error("Unrecognised padding mode " + std::string(mode));
   const std::int64_t nd = t.dim();
   if (p.size() % 2 != 0) throw error("Padding length must be divisible by 2");
   if (static_cast<std::int64_t>(p.size()) > 2 * nd) throw error("Padding length too large");
@@ -687,9 +712,14 @@ Tensor<T> pad_impl(const Tensor<T>& t, int_list p, std::string_view mode, std::o
   const auto k = static_cast<std::int64_t>(p.size() / 2);
   if (k < 1 || k > 3 || (nd != k + 1 && nd != k + 2))
     throw error("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
+  std::vector<std::vector<std::int64_t>> maps(static_cast<std::size_t>(nd));
+  if (circular) {
+    Tensor<T> out = gather(t.detach(), circular_maps(t.sizes(), p, maps), maps);
+    record<T>(out, t, [maps, in_sizes = t.sizes().vec()](const Tensor<T>& g) { return scatter_add(g, in_sizes, maps); });
+    return out;
+  }
   check_padding(reflect, k, t.sizes(), p, dtype_v<T>);
   dim_vector sizes(t.sizes());
-  std::vector<std::vector<std::int64_t>> maps(static_cast<std::size_t>(nd));
   for (std::int64_t j = 0; j < k; ++j) {
     const auto d = static_cast<std::size_t>(nd - 1 - j);
     const std::int64_t before = p[static_cast<std::size_t>(2 * j)], n = sizes[d];

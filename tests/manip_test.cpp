@@ -389,6 +389,26 @@ TEST_CASE("manip: PyTorch's documentation examples", "[manip]") {
     CHECK(values(st::pad(st::arange<float>(3).view({1, 3}), {2, 1}, "replicate")) == std::vector<float>{0, 0, 0, 1, 2, 2});
     CHECK(values(st::pad(st::arange<float>(3).view({1, 3}), {1, -1}, "constant", 7.0)) == std::vector<float>{7, 0, 1});
   }
+  SECTION("circular pad wraps around what the negative pads leave, as PyTorch 1.13") {
+    const auto x = st::arange<float>(5).view({1, 1, 5});
+    CHECK(values(st::pad(x, {2, 3}, "circular")) == std::vector<float>{3, 4, 0, 1, 2, 3, 4, 0, 1, 2});
+    CHECK(values(st::pad(x, {2, -1}, "circular")) == std::vector<float>{2, 3, 0, 1, 2, 3});  // wraps over 0..3
+    CHECK(values(st::pad(x, {-1, 2}, "circular")) == std::vector<float>{1, 2, 3, 4, 1, 2});  // wraps over 1..4
+    CHECK(values(st::pad(x, {5, 5}, "circular")).size() == 15);
+    CHECK(st::pad(x, {-5, 0}, "circular").sizes() == st::int_list{1, 1, 0});
+    // 2-D: the corners take both wraps
+    const auto z = st::arange<float>(12).view({1, 1, 3, 4});
+    CHECK(values(st::pad(z, {1, 2, 2, -1}, "circular")) ==
+          std::vector<float>{3, 0, 1, 2, 3, 0, 1, 7, 4, 5, 6, 7, 4, 5, 3, 0, 1, 2, 3, 0, 1, 7, 4, 5, 6, 7, 4, 5});
+    // PyTorch reads its own unwritten output (or refuses an overlap) when a pad wraps past
+    // the cropped size; strata refuses
+    CHECK_THROWS_WITH(st::pad(x, {2, -4}, "circular"), "Padding value causes wrapping around more than once.");
+    CHECK_THROWS_WITH(st::pad(x, {-5, 5}, "circular"), "Padding value causes wrapping around more than once.");
+    // the gradient sums every copy back onto its source
+    auto a = st::arange<double>(5).view({1, 1, 5}).requires_grad_();
+    st::pad(a, {3, 2}, "circular").backward(st::arange<double>(10).view({1, 1, 10}));
+    CHECK(values(a.grad()) == std::vector<double>{11, 13, 5, 7, 9});
+  }
   SECTION("joining") {
     const auto a = i64({1, 2, 3}, {3}), b = i64({4, 5, 6}, {3});
     CHECK(values(st::hstack({a, b})) == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6});

@@ -488,4 +488,31 @@ for op, arg, dim, sizes in SPLIT_ERRORS:
         err_case(op, "f32", [arg, dim], [x], lambda t, a=arg, d=dim: torch.tensor_split(t, a, d))
     else:
         err_case(op, "f32", ["[[1]]", dim], [x], lambda t, d=dim: torch.tensor_split(t, torch.tensor([[1]]), d))
+
+# ---- pad, mode "circular" (added after the rest, so the cases above keep their random draws) ----
+for k in range(40):
+    dt = random.choice(ALL_DTS)
+    kdims = random.randint(1, 3)
+    sizes = [random.randint(0, 2), random.randint(1, 2)] + [random.randint(1, 4) for _ in range(kdims)]
+    pads = []
+    for j in range(kdims):
+        s = sizes[-1 - j]
+        while True:  # a pad wraps at most once over what the negative pads leave (else PyTorch reads garbage)
+            left, right = random.randint(-s, s), random.randint(-s, s)
+            kept = s - max(-left, 0) - max(-right, 0)
+            if kept >= 0 and max(left, 0) <= kept and max(right, 0) <= kept:
+                break
+        pads += [left, right]
+    x = make_input(sizes, dt)
+    emit("pad", dt, [shp(pads), "circular", "-"], [x], lambda t, p=pads: F.pad(t, p, mode="circular"))
+CIRCULAR_ERRORS = [
+    ([1, 1, 5], [6, 0]), ([1, 1, 5], [0, 6]), ([1, 1, 5], [-6, 0]), ([1, 1, 5], [-3, -3]), ([1, 1, 5], [1, 1, 1, 1]),
+    ([2, 3], [1, 1]), ([2, 3], [1, 1, 1, 1]), ([1, 1, 0], [1, 1]), ([1, 1, 3, 4], [1, 1, 4, 0]),
+    ([1, 1, 2, 3, 4], [1, 1, 1, 1, 3, 1]), ([1, 1, 2, 3, 4], [0, 0, 0, 0, -3, 0]),
+]
+for sizes, pads in CIRCULAR_ERRORS:
+    x = make_input(sizes, "f32", "c")
+    err_case("pad", "f32", [shp(pads), "circular", "-"], [x], lambda t, p=pads: F.pad(t, p, mode="circular"))
+err_case("pad", "f32", ["[1,1]", "circular", "2.0"], [make_input([1, 1, 3], "f32", "c")],
+         lambda t: F.pad(t, [1, 1], mode="circular", value=2.0))
 out.close()
