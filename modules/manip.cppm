@@ -237,7 +237,8 @@ Tensor<I> repeat_interleave(const Tensor<I>& repeats) {
 }
 /// torch.nn.functional.pad: pad lists (before, after) pairs from the last dim backward.
 /// mode "constant" fills with value (negative pads crop); "reflect" and "replicate" pad the
-/// last 1, 2 or 3 dims of a tensor with one or two more dims (PyTorch's restrictions).
+/// last 1, 2 or 3 dims of a tensor with one or two more dims (PyTorch's restrictions);
+/// "circular" wraps the last 1, 2 or 3 dims of a tensor with two more dims (batch, channel).
 template <element T>
 Tensor<T> pad(const Tensor<T>& t, int_list pad, std::string_view mode = "constant",
               std::optional<double> value = std::nullopt);

@@ -4,14 +4,16 @@
 every hand-written loop, the libtorch and NumPy figures, each with its ratio to the best hand
 loop), the case's targets, and a summary table.
 
-    python3 tools/bench_report.py [build/release] [--min-time 0.5] [--repetitions 5]
+    python3 tools/bench_report.py [build/release] [--min-time 0.5] [--repetitions 5] [--rounds 1]
                                   [--filter REGEX] [--no-torch] [--no-numpy] [--json FILE]
 
 Binaries run: fusion_bench, reduce_bench and, when built (CMake found Torch), torch_bench;
 tools/bench_numpy.py runs when /usr/bin/python3 (--python) imports numpy. bench/
 hand_kernels_check runs first, when built: a baseline that computes the wrong thing stops
 the report. With --repetitions R > 1 (the default is 5) every figure is the median of R
-repetitions and `cv` is the coefficient of variation of its time. GB/s come from the
+repetitions and `cv` is the coefficient of variation of its time; with --rounds N > 1 the
+binaries run N times in turn and each figure is the median over the rounds (cv: the larger of
+its variation across the rounds and within them). GB/s come from the
 binaries' byte counts (every element read or written counted once); single-thread cases
 are timed on the benchmark thread's CPU clock (Google Benchmark's default), cases marked
 real_time and NumPy's on the wall clock.
@@ -114,6 +116,9 @@ def parse_args():
     ap.add_argument("build", nargs="?", default="build/release")
     ap.add_argument("--min-time", default="0.5", help="seconds a benchmark (a repetition) runs at least")
     ap.add_argument("--repetitions", type=int, default=5, help="medians of this many repetitions (1: single runs)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run every binary this many times, one after the other in turn, and take each figure's "
+                         "median over the rounds (a process's memory placement can move a case by 30%%)")
     ap.add_argument("--filter", default="", help="regex: only benchmarks whose names match")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-numpy", action="store_true")
@@ -131,6 +136,8 @@ def run_binary(path, args):
         cmd.append(f"--benchmark_filter={args.filter}")
     print(f"running {' '.join(cmd)}", file=sys.stderr)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    if not out.strip():  # --filter matched none of this binary's benchmarks
+        return {}, {}
     data = json.loads(out)
     to_ns = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
     by_run = {}
@@ -170,7 +177,40 @@ def run_numpy(args):
             for b in data["benchmarks"]}, data.get("numpy")
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def combine_rounds(rounds):
+    """Each figure's median over the rounds that measured it; cv is then its time's variation
+    across the rounds (the larger of that and the within-round cv)."""
+    out = {}
+    for name in rounds[0]:
+        got = [r[name] for r in rounds if name in r]
+        times = [g["time_ns"] for g in got]
+        gbps = [g["gbps"] for g in got if g["gbps"] is not None]
+        mean = sum(times) / len(times)
+        spread = math.sqrt(sum((t - mean) ** 2 for t in times) / (len(times) - 1)) / mean if len(times) > 1 else None
+        cvs = [c for c in [spread] + [g.get("cv") for g in got] if c is not None]
+        out[name] = {"time_ns": median(times), "gbps": median(gbps) if gbps else None, "cv": max(cvs) if cvs else None}
+    return out
+
+
 def collect(args):
+    if args.rounds > 1:
+        rounds, meta = [], None
+        for k in range(args.rounds):
+            print(f"round {k + 1} of {args.rounds}", file=sys.stderr)
+            r, meta = collect_once(args)
+            rounds.append(r)
+        meta["rounds"] = args.rounds
+        return combine_rounds(rounds), meta
+    return collect_once(args)
+
+
+def collect_once(args):
     bench = os.path.join(args.build, "bench")
     check = os.path.join(bench, "hand_kernels_check")
     if os.path.exists(check):
@@ -249,7 +289,8 @@ def check_target(res, case, tgt):
 def report(res, meta):
     ctx = meta.get("context") or {}
     lines = []
-    lines.append(f"Figures: medians of {meta.get('repetitions')} repetitions, --min-time {meta.get('min_time')} s"
+    rounds = f", then the median over {meta['rounds']} rounds of separate runs" if meta.get("rounds") else ""
+    lines.append(f"Figures: medians of {meta.get('repetitions')} repetitions{rounds}, --min-time {meta.get('min_time')} s"
                  + (f"; {ctx.get('num_cpus')} CPUs at {ctx.get('mhz_per_cpu')} MHz" if ctx else "")
                  + (f"; load average {', '.join(f'{x:.2f}' for x in ctx['load_avg'])} when the last binary started"
                     if ctx.get("load_avg") else "")
