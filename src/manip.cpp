@@ -667,8 +667,8 @@ dim_vector circular_maps(int_list sizes, int_list p, std::vector<std::vector<std
     const auto j = static_cast<std::size_t>(2 * (nd - 1 - d));
     const std::int64_t before = p[j], after = p[j + 1], n = sizes[static_cast<std::size_t>(d)];
     if (before > n || after > n) throw shape_error("Padding value causes wrapping around more than once.");
-    out[static_cast<std::size_t>(d)] = n + before + after;
     if (n + before + after < 0) throw shape_error("Negative padding value is resulting in an empty dimension");
+    out[static_cast<std::size_t>(d)] = n + before + after;
     const std::int64_t start = std::max<std::int64_t>(-before, 0), lead = std::max<std::int64_t>(before, 0);
     const std::int64_t kept = n - start - std::max<std::int64_t>(-after, 0);  // the cropped size
     if (lead > kept || std::max<std::int64_t>(after, 0) > kept)
@@ -714,7 +714,8 @@ Tensor<T> pad_impl(const Tensor<T>& t, int_list p, std::string_view mode, std::o
     throw error("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
   std::vector<std::vector<std::int64_t>> maps(static_cast<std::size_t>(nd));
   if (circular) {
-    Tensor<T> out = gather(t.detach(), circular_maps(t.sizes(), p, maps), maps);
+    const dim_vector sizes = circular_maps(t.sizes(), p, maps);
+    Tensor<T> out = gather(t.detach(), sizes, maps);
     record<T>(out, t, [maps, in_sizes = t.sizes().vec()](const Tensor<T>& g) { return scatter_add(g, in_sizes, maps); });
     return out;
   }
