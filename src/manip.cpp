@@ -654,6 +654,25 @@ void check_padding(bool reflect, std::int64_t k, int_list sizes, int_list p, dty
                     str(out(2)) + " H: " + oh + " W: " + ow);
 }
 
+// Reflect or replicate padding of the last k = p.size() / 2 dims (PyTorch's checks first):
+// fills maps[d] and returns the padded sizes.
+dim_vector edge_maps(bool reflect, int_list in_sizes, int_list p, dtype type, std::vector<std::vector<std::int64_t>>& maps) {
+  const auto nd = static_cast<std::int64_t>(in_sizes.size()), k = static_cast<std::int64_t>(p.size() / 2);
+  check_padding(reflect, k, in_sizes, p, type);
+  dim_vector sizes(in_sizes);
+  for (std::int64_t j = 0; j < k; ++j) {
+    const auto d = static_cast<std::size_t>(nd - 1 - j);
+    const std::int64_t before = p[static_cast<std::size_t>(2 * j)], n = sizes[d];
+    sizes[d] = n + before + p[static_cast<std::size_t>(2 * j + 1)];
+    for (std::int64_t o = 0; o < sizes[d]; ++o)
+      maps[d].push_back(reflect ? reflect_index(o - before, n) : replicate_index(o - before, n));
+  }
+  for (const std::int64_t n : sizes)  // reflection_pad2d resizes its output; the others allocate it
+    if (n < 0 && reflect && k == 2) throw shape_error("numel: integer multiplication overflow");
+  numel_of(sizes);  // PyTorch's message for a negative size
+  return sizes;
+}
+
 // Circular padding of the last k dims of a tensor with k + 2 dims (any dtype, empty dims
 // too): fills maps[d] and returns the padded sizes. As PyTorch 1.13's _pad_circular, negative
 // pads crop first and the positive ones wrap around what is left, so a pad may be at most
@@ -666,14 +685,15 @@ dim_vector circular_maps(int_list sizes, int_list p, std::vector<std::vector<std
   for (std::int64_t d = 2; d < nd; ++d) {  // PyTorch checks from the first padded dim on
     const auto j = static_cast<std::size_t>(2 * (nd - 1 - d));
     const std::int64_t before = p[j], after = p[j + 1], n = sizes[static_cast<std::size_t>(d)];
+    const std::int64_t size = n + before + after;
     if (before > n || after > n) throw shape_error("Padding value causes wrapping around more than once.");
-    if (n + before + after < 0) throw shape_error("Negative padding value is resulting in an empty dimension");
-    out[static_cast<std::size_t>(d)] = n + before + after;
+    if (size < 0) throw shape_error("Negative padding value is resulting in an empty dimension");
+    out[static_cast<std::size_t>(d)] = size;
     const std::int64_t start = std::max<std::int64_t>(-before, 0), lead = std::max<std::int64_t>(before, 0);
     const std::int64_t kept = n - start - std::max<std::int64_t>(-after, 0);  // the cropped size
     if (lead > kept || std::max<std::int64_t>(after, 0) > kept)
       throw shape_error("Padding value causes wrapping around more than once.");
-    for (std::int64_t o = 0; o < n + before + after; ++o)
+    for (std::int64_t o = 0; o < size; ++o)
       maps[static_cast<std::size_t>(d)].push_back(start + ((o - lead) % kept + kept) % kept);
   }
   return out;
@@ -713,25 +733,9 @@ Tensor<T> pad_impl(const Tensor<T>& t, int_list p, std::string_view mode, std::o
   if (k < 1 || k > 3 || (nd != k + 1 && nd != k + 2))
     throw error("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
   std::vector<std::vector<std::int64_t>> maps(static_cast<std::size_t>(nd));
-  if (circular) {
-    const dim_vector sizes = circular_maps(t.sizes(), p, maps);
-    Tensor<T> out = gather(t.detach(), sizes, maps);
-    record<T>(out, t, [maps, in_sizes = t.sizes().vec()](const Tensor<T>& g) { return scatter_add(g, in_sizes, maps); });
-    return out;
-  }
-  check_padding(reflect, k, t.sizes(), p, dtype_v<T>);
-  dim_vector sizes(t.sizes());
-  for (std::int64_t j = 0; j < k; ++j) {
-    const auto d = static_cast<std::size_t>(nd - 1 - j);
-    const std::int64_t before = p[static_cast<std::size_t>(2 * j)], n = sizes[d];
-    sizes[d] = n + before + p[static_cast<std::size_t>(2 * j + 1)];
-    for (std::int64_t o = 0; o < sizes[d]; ++o)
-      maps[d].push_back(reflect ? reflect_index(o - before, n) : replicate_index(o - before, n));
-  }
-  for (const std::int64_t n : sizes)  // reflection_pad2d resizes its output; the others allocate it
-    if (n < 0 && reflect && k == 2) throw shape_error("numel: integer multiplication overflow");
-  numel_of(sizes);  // PyTorch's message for a negative size
-  check_padding_dtype<T>(reflect, k);
+  const dim_vector sizes =
+      circular ? circular_maps(t.sizes(), p, maps) : edge_maps(reflect, t.sizes(), p, dtype_v<T>, maps);
+  if (!circular) check_padding_dtype<T>(reflect, k);
   Tensor<T> out = gather(t.detach(), sizes, maps);
   record<T>(out, t, [maps, in_sizes = t.sizes().vec()](const Tensor<T>& g) { return scatter_add(g, in_sizes, maps); });
   return out;

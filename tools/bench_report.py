@@ -20,9 +20,9 @@ real_time and NumPy's on the wall clock.
 """
 import argparse
 import json
-import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -177,12 +177,6 @@ def run_numpy(args):
             for b in data["benchmarks"]}, data.get("numpy")
 
 
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
-
-
 def combine_rounds(rounds):
     """Each figure's median over the rounds that measured it; cv is then its time's variation
     across the rounds (the larger of that and the within-round cv)."""
@@ -191,10 +185,10 @@ def combine_rounds(rounds):
         got = [r[name] for r in rounds if name in r]
         times = [g["time_ns"] for g in got]
         gbps = [g["gbps"] for g in got if g["gbps"] is not None]
-        mean = sum(times) / len(times)
-        spread = math.sqrt(sum((t - mean) ** 2 for t in times) / (len(times) - 1)) / mean if len(times) > 1 else None
+        spread = statistics.stdev(times) / statistics.mean(times) if len(times) > 1 else None
         cvs = [c for c in [spread] + [g.get("cv") for g in got] if c is not None]
-        out[name] = {"time_ns": median(times), "gbps": median(gbps) if gbps else None, "cv": max(cvs) if cvs else None}
+        out[name] = {"time_ns": statistics.median(times), "gbps": statistics.median(gbps) if gbps else None,
+                     "cv": max(cvs) if cvs else None}
     return out
 
 
