@@ -259,10 +259,11 @@ void W5_hand_blocked(benchmark::State& s) {
 // 16 (8) rows of a, transposed with unpack/shuffle/permute, added to b and stored, the tiles
 // visited in 256x256 blocks (bench/hand_kernels.hpp).
 #if defined(__AVX512F__)
+template <bool Prefetch>  // with software prefetch into L2 (bench/hand_kernels.hpp)
 void W5_hand_avx512_16x16(benchmark::State& s) {
   buf<float> a(M * M, 1), b(M * M, 2), out(M * M);
   auto run = [&] {
-    hand::transpose_add_16x16(a.data(), M, b.data(), M, out.data(), M, M, M);
+    hand::transpose_add_16x16<Prefetch>(a.data(), M, b.data(), M, out.data(), M, M, M);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   };
@@ -271,6 +272,27 @@ void W5_hand_avx512_16x16(benchmark::State& s) {
   bytes(s, 3 * M * M * 4);
 }
 #endif
+// W5 on [512, 512] (3 MiB: in L2 and L3): what a tile costs when memory is not the limit.
+constexpr std::int64_t MS = 512;
+void W5_in_cache_strata(benchmark::State& s) {
+  threads_guard g(1);
+  auto a = filled<float>({MS, MS}, 1), b = filled<float>({MS, MS}, 2), out = empty<float>({MS, MS});
+  auto run = [&] { out.assign(a.t() + b); };
+  run();  // warm-up
+  for (auto _ : s) run();
+  bytes(s, 3 * MS * MS * 4);
+}
+void W5_in_cache_hand(benchmark::State& s) {
+  buf<float> a(MS * MS, 1), b(MS * MS, 2), out(MS * MS);
+  auto run = [&] {
+    hand::transpose_add(a.data(), MS, b.data(), MS, out.data(), MS, MS, MS);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  };
+  run();  // warm-up
+  for (auto _ : s) run();
+  bytes(s, 3 * MS * MS * 4);
+}
 #if defined(__AVX2__)
 void W5_hand_avx_8x8(benchmark::State& s) {
   buf<float> a(M * M, 1), b(M * M, 2), out(M * M);
@@ -295,11 +317,12 @@ void P021_strata(benchmark::State& s) {
   for (auto _ : s) run();
   bytes(s, 3 * PN * 4);
 }
+template <bool Prefetch>
 void P021_hand(benchmark::State& s) {  // a batch of [512, 512] tiled transposes
   buf<float> x(PN, 1), y(PN, 2), out(PN);
   auto run = [&] {
     for (std::int64_t b = 0; b < P0; ++b)
-      hand::transpose_add(x.data() + b * P1 * P2, P2, y.data() + b * P1 * P2, P1, out.data() + b * P1 * P2, P1, P2, P1);
+      hand::transpose_add<Prefetch>(x.data() + b * P1 * P2, P2, y.data() + b * P1 * P2, P1, out.data() + b * P1 * P2, P1, P2, P1);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   };
@@ -315,10 +338,11 @@ void P210_strata(benchmark::State& s) {
   for (auto _ : s) run();
   bytes(s, 3 * PN * 4);
 }
+template <bool Prefetch>
 void P210_hand(benchmark::State& s) {  // tiles over (dim 2, dim 0), the middle dim innermost
   buf<float> x(PN, 1), y(PN, 2), out(PN);
   auto run = [&] {
-    hand::permute210_add(x.data(), y.data(), out.data(), P0, P1, P2);
+    hand::permute210_add<Prefetch>(x.data(), y.data(), out.data(), P0, P1, P2);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   };
@@ -584,14 +608,23 @@ BENCHMARK(W5_hand_naive)->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_hand_blocked)->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_strata)->Unit(benchmark::kMillisecond);
 #if defined(__AVX512F__)
-BENCHMARK(W5_hand_avx512_16x16)->Unit(benchmark::kMillisecond);
+BENCHMARK(W5_hand_avx512_16x16<false>)->Name("W5_hand_avx512_16x16")->Unit(benchmark::kMillisecond);
+BENCHMARK(W5_hand_avx512_16x16<true>)->Name("W5_hand_avx512_16x16_prefetch")->Unit(benchmark::kMillisecond);
 #endif
+BENCHMARK(W5_in_cache_strata)->Unit(benchmark::kMicrosecond);
+BENCHMARK(W5_in_cache_hand)->Unit(benchmark::kMicrosecond);
 #if defined(__AVX2__)
 BENCHMARK(W5_hand_avx_8x8)->Unit(benchmark::kMillisecond);
 #endif
-BENCHMARK(P021_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(P021_hand<false>)->Name("P021_hand")->Unit(benchmark::kMillisecond);
+#if defined(__AVX512F__)
+BENCHMARK(P021_hand<true>)->Name("P021_hand_prefetch")->Unit(benchmark::kMillisecond);
+#endif
 BENCHMARK(P021_strata)->Unit(benchmark::kMillisecond);
-BENCHMARK(P210_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(P210_hand<false>)->Name("P210_hand")->Unit(benchmark::kMillisecond);
+#if defined(__AVX512F__)
+BENCHMARK(P210_hand<true>)->Name("P210_hand_prefetch")->Unit(benchmark::kMillisecond);
+#endif
 BENCHMARK(P210_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(W6_int_float_hand)->Unit(benchmark::kMillisecond);
 BENCHMARK(W6_int_float_strata)->Unit(benchmark::kMillisecond);

@@ -51,21 +51,27 @@ void transposes() {
     hand::transpose_add_16x16(a.data(), lda, b.data(), ldb, got.data(), ldo, rows, cols);
     check(same(), "transpose_add_16x16");
     std::fill(got.begin(), got.end(), 0.0f);
+    hand::transpose_add_16x16<true>(a.data(), lda, b.data(), ldb, got.data(), ldo, rows, cols);
+    check(same(), "transpose_add_16x16 with prefetch");
+    std::fill(got.begin(), got.end(), 0.0f);
     hand::transpose_add_16x16(a.data(), lda, b.data(), ldb, got.data(), ldo, rows, cols, 32);
     check(same(), "transpose_add_16x16, blocks of 32");
 #endif
   }
   const std::int64_t n0 = 20, n1 = 7, n2 = 35;
   auto x = seq(n0 * n1 * n2, 1), y = seq(n0 * n1 * n2, 2);
-  std::vector<float> got(x.size());
-  hand::permute210_add(x.data(), y.data(), got.data(), n0, n1, n2);
-  bool ok = true;
-  for (std::int64_t i = 0; i < n2; ++i)
-    for (std::int64_t j = 0; j < n1; ++j)
-      for (std::int64_t k = 0; k < n0; ++k)
-        ok = ok && got[static_cast<std::size_t>((i * n1 + j) * n0 + k)] ==
-                       x[static_cast<std::size_t>((k * n1 + j) * n2 + i)] + y[static_cast<std::size_t>((i * n1 + j) * n0 + k)];
-  check(ok, "permute210_add");
+  for (const bool prefetch : {false, true}) {
+    std::vector<float> got(x.size());
+    if (prefetch) hand::permute210_add<true>(x.data(), y.data(), got.data(), n0, n1, n2);
+    else hand::permute210_add(x.data(), y.data(), got.data(), n0, n1, n2);
+    bool ok = true;
+    for (std::int64_t i = 0; i < n2; ++i)
+      for (std::int64_t j = 0; j < n1; ++j)
+        for (std::int64_t k = 0; k < n0; ++k)
+          ok = ok && got[static_cast<std::size_t>((i * n1 + j) * n0 + k)] ==
+                         x[static_cast<std::size_t>((k * n1 + j) * n2 + i)] + y[static_cast<std::size_t>((i * n1 + j) * n0 + k)];
+    check(ok, prefetch ? "permute210_add with prefetch" : "permute210_add");
+  }
 }
 
 void outer() {

@@ -7,6 +7,7 @@ module;
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 module strata.loop;
 
 namespace strata::detail {
@@ -171,53 +172,41 @@ void scatter_w(const char* __restrict src, std::int64_t n, char* dst, std::int64
   for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * stride, src + i * W, W);
 }
 
-// Transposes a B x B block of W-byte elements (B = 8 for 4-byte, 4 for 8-byte): row r of src
-// (r * s0 bytes on) holds B consecutive elements; row c of dst (c * d0 bytes on) receives
-// element c of every src row, in row order.
+// The widest vector the build has, in bytes: a block transpose fills whole vectors, so that
+// the row loop's loads of the transposed data match the stores that wrote it (a 64-byte load
+// of data written by two 32-byte stores cannot be forwarded and stalls).
+#if defined(__AVX512F__)
+inline constexpr std::int64_t vector_bytes = 64;
+#else
+inline constexpr std::int64_t vector_bytes = 32;
+#endif
+template <std::int64_t W>
+using block_vec = std::conditional_t<W == 4, std::uint32_t, std::uint64_t> __attribute__((ext_vector_type(vector_bytes / W)));
+
+// Lanes i / 2 + h of a (even i) and of b (odd i), h = 0 (low halves) or B / 2 (high halves).
+template <int B, int H, class V, std::size_t... I>
+V interleave(const V& a, const V& b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(a, b, (I % 2 == 0 ? static_cast<int>(I / 2) + H : B + static_cast<int>(I / 2) + H)...);
+}
+
+// Transposes a B x B block of W-byte elements, B = vector_bytes / W (16 floats or 8 doubles
+// with AVX-512): row r of src (r * s0 bytes on) holds B consecutive elements; row c of dst
+// (c * d0 bytes on) receives element c of every src row, in row order. log2(B) rounds, each
+// interleaving row k with row k + B / 2 (one two-source permute per output row).
 template <std::int64_t W>
 void transpose_regs(const char* src, std::int64_t s0, char* dst, std::int64_t d0) {
-  if constexpr (W == 4) {
-    using V = std::uint32_t __attribute__((ext_vector_type(8)));
-    V r[8];
-    for (int k = 0; k < 8; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
-    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 8, 1, 9, 4, 12, 5, 13);
-    const V t1 = __builtin_shufflevector(r[0], r[1], 2, 10, 3, 11, 6, 14, 7, 15);
-    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 8, 1, 9, 4, 12, 5, 13);
-    const V t3 = __builtin_shufflevector(r[2], r[3], 2, 10, 3, 11, 6, 14, 7, 15);
-    const V t4 = __builtin_shufflevector(r[4], r[5], 0, 8, 1, 9, 4, 12, 5, 13);
-    const V t5 = __builtin_shufflevector(r[4], r[5], 2, 10, 3, 11, 6, 14, 7, 15);
-    const V t6 = __builtin_shufflevector(r[6], r[7], 0, 8, 1, 9, 4, 12, 5, 13);
-    const V t7 = __builtin_shufflevector(r[6], r[7], 2, 10, 3, 11, 6, 14, 7, 15);
-    const V u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
-    const V u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
-    const V u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
-    const V u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
-    const V u4 = __builtin_shufflevector(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13);
-    const V u5 = __builtin_shufflevector(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
-    const V u6 = __builtin_shufflevector(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13);
-    const V u7 = __builtin_shufflevector(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
-    const V o[8] = {__builtin_shufflevector(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11),
-                    __builtin_shufflevector(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11),
-                    __builtin_shufflevector(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11),
-                    __builtin_shufflevector(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11),
-                    __builtin_shufflevector(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15),
-                    __builtin_shufflevector(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15),
-                    __builtin_shufflevector(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15),
-                    __builtin_shufflevector(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15)};
-    for (int k = 0; k < 8; ++k) std::memcpy(dst + k * d0, &o[k], sizeof(V));
-  } else {
-    static_assert(W == 8);
-    using V = std::uint64_t __attribute__((ext_vector_type(4)));
-    V r[4];
-    for (int k = 0; k < 4; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
-    const V t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 2, 6);
-    const V t1 = __builtin_shufflevector(r[0], r[1], 1, 5, 3, 7);
-    const V t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 2, 6);
-    const V t3 = __builtin_shufflevector(r[2], r[3], 1, 5, 3, 7);
-    const V o[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 0, 1, 4, 5),
-                    __builtin_shufflevector(t0, t2, 2, 3, 6, 7), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
-    for (int k = 0; k < 4; ++k) std::memcpy(dst + k * d0, &o[k], sizeof(V));
+  using V = block_vec<W>;
+  constexpr int B = static_cast<int>(vector_bytes / W);
+  V r[B], t[B];
+  for (int k = 0; k < B; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
+  for (int round = 1; round < B; round *= 2) {
+    for (int k = 0; k < B / 2; ++k) {
+      t[2 * k] = interleave<B, 0>(r[k], r[k + B / 2], std::make_index_sequence<B>{});
+      t[2 * k + 1] = interleave<B, B / 2>(r[k], r[k + B / 2], std::make_index_sequence<B>{});
+    }
+    for (int k = 0; k < B; ++k) r[k] = t[k];
   }
+  for (int k = 0; k < B; ++k) std::memcpy(dst + k * d0, &r[k], sizeof(V));
 }
 
 // Copies an n0 x n1 block of W-byte elements: element (i, j) is at a + i * a0 + j * a1 and
@@ -227,7 +216,7 @@ void transpose_regs(const char* src, std::int64_t s0, char* dst, std::int64_t d0
 template <std::int64_t W, bool rows_in_a>
 void transpose_w(const char* a, std::int64_t a0, std::int64_t a1, char* b, std::int64_t b0,
                  std::int64_t b1, std::int64_t n0, std::int64_t n1) {
-  constexpr std::int64_t B = W == 4 ? 8 : W == 8 ? 4 : 1;
+  constexpr std::int64_t B = W == 4 || W == 8 ? vector_bytes / W : 1;
   std::int64_t i = 0;
   if constexpr (B > 1) {
     for (; i + B <= n0; i += B) {

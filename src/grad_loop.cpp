@@ -102,21 +102,10 @@ void grad_row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::in
   }
 }
 
-void grad_tile(const void* ctx, char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1, std::int64_t n0,
-               std::int64_t n1, loop_status* st) {
-  const auto& [pass, in] = *static_cast<const pass_args*>(ctx);
-  const std::size_t total = pass->targets.size() + in->count;
-  char* p[max_operands];
-  for (std::size_t k = 0; k < total; ++k) p[k] = ptrs[k];
-  for (std::int64_t j = 0; j < n1; ++j) {
-    grad_row(ctx, p, s0, n0, st);
-    for (std::size_t k = 0; k < total; ++k) p[k] += s1[k];
-  }
-}
 }  // namespace
 
 void run_grad_pass(const loop_plan& plan, const grad_pass& pass, const grad_inputs& in) {
   const pass_args args{&pass, &in};
-  execute(plan, &grad_row, &grad_tile, &args);
+  execute(plan, &grad_row, nullptr, &args);  // a tiled plan's tiles run row by row
 }
 }  // namespace strata::detail

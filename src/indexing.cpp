@@ -180,18 +180,6 @@ void walk_row(const void* c, char* const* ptrs, const std::int64_t* st, std::int
   }
 }
 
-// A tiled plan's tile, row by row (the walk does not need the engine's transposes).
-template <class Ctx, row_fn Row>
-void tile_by_rows(const void* c, char* const* ptrs, const std::int64_t* s0, const std::int64_t* s1, std::int64_t n0,
-                  std::int64_t n1, loop_status* status) {
-  const std::size_t nops = static_cast<const Ctx*>(c)->nops;
-  char* p[max_operands];
-  for (std::int64_t j = 0; j < n1; ++j) {
-    for (std::size_t k = 0; k < nops; ++k) p[k] = ptrs[k] + j * s1[k];
-    Row(c, p, s0, n0, status);
-  }
-}
-
 // Every row of a plan on this thread, in the plan's order.
 void run_serial(const loop_plan& p, row_fn fn, const void* ctx) {
   if (p.numel == 0) return;
@@ -235,7 +223,7 @@ void run_walk(const walk& w, walk_mode mode, T alpha = convert<T>(1), bool scale
   const loop_plan plan = make_plan(w.sizes, ops);
   switch (mode) {
     case walk_mode::get:
-      execute(plan, &walk_row<T, walk_mode::get>, &tile_by_rows<walk_ctx<T>, &walk_row<T, walk_mode::get>>, &ctx);
+      execute(plan, &walk_row<T, walk_mode::get>, nullptr, &ctx);
       break;
     case walk_mode::put: run_serial(plan, &walk_row<T, walk_mode::put>, &ctx); break;
     case walk_mode::add: run_serial(plan, &walk_row<T, walk_mode::add>, &ctx); break;
@@ -633,7 +621,7 @@ Tensor<T> take_impl(const Tensor<T>& self, const Tensor<std::int64_t>& index) {
     const take_ctx<T> ctx{2, self.data_ptr(), self.sizes().vec(), self.strides().vec(), n};
     const loop_operand ops[2] = {{bytes(out), out.strides(), sizeof(T)},
                                  {reinterpret_cast<char*>(index.data_ptr()), index.strides(), sizeof(std::int64_t)}};
-    execute(make_plan(out.sizes(), ops), &take_row<T>, &tile_by_rows<take_ctx<T>, &take_row<T>>, &ctx);
+    execute(make_plan(out.sizes(), ops), &take_row<T>, nullptr, &ctx);
   }
   if (records(self)) record_gather(out, self, [n, ix = kept(index)](const Tensor<T>& z, const Tensor<T>& g) {
     walk w;  // z is contiguous: flat index i is element i
@@ -680,7 +668,7 @@ Tensor<T> masked_fill_plain(const Tensor<T>& self, const Tensor<bool>& mask, T v
                                {bytes(self), ss, sizeof(T)},
                                {bytes(mask), ms, sizeof(bool)}};
   const fill_ctx<T> ctx{3, value};
-  execute(make_plan(shape, ops), &masked_fill_row<T>, &tile_by_rows<fill_ctx<T>, &masked_fill_row<T>>, &ctx);
+  execute(make_plan(shape, ops), &masked_fill_row<T>, nullptr, &ctx);
   return out;
 }
 
@@ -728,7 +716,7 @@ void masked_fill_into(const Tensor<T>& self, const Tensor<bool>& mask, T value) 
   const dim_vector ms = broadcast_strides(m.sizes(), m.strides(), shape);
   const loop_operand ops[2] = {{bytes(self), self.strides(), sizeof(T)}, {bytes(m), ms, sizeof(bool)}};
   const fill_ctx<T> ctx{2, value};
-  execute(make_plan(shape, ops), &masked_set_row<T>, &tile_by_rows<fill_ctx<T>, &masked_set_row<T>>, &ctx);
+  execute(make_plan(shape, ops), &masked_set_row<T>, nullptr, &ctx);
 }
 
 template <element T>

@@ -603,15 +603,6 @@ struct product_rows {
       for (std::size_t k = 0; k <= count; ++k) q[k] += m * s[k];
     }
   }
-  static void tile(const void* ctx, char* const* p, const std::int64_t* s0, const std::int64_t* s1, std::int64_t n0,
-                   std::int64_t n1, loop_status* st) {
-    const std::size_t count = static_cast<const product_rows*>(ctx)->count;
-    char* q[max_operands];
-    for (std::int64_t i = 0; i < n1; ++i) {
-      for (std::size_t k = 0; k <= count; ++k) q[k] = p[k] + i * s1[k];
-      row(ctx, q, s0, n0, st);
-    }
-  }
 };
 
 template <element T>
@@ -669,7 +660,7 @@ Tensor<T> fused(std::span<const term<T>> terms, const dim_vector& out, const std
   if (!summed) {
     ops[0] = {reinterpret_cast<char*>(result.data_ptr()), strides[0], sizeof(T)};
     const product_rows<T> rows{terms.size(), result.numel() * static_cast<std::int64_t>(sizeof(T)) >= stream_bytes};
-    execute(make_plan(sizes, ops), &product_rows<T>::row, &product_rows<T>::tile, &rows,
+    execute(make_plan(sizes, ops), &product_rows<T>::row, nullptr, &rows,
             rows.stream ? &fence_streams : nullptr);
     return result;
   }

@@ -429,21 +429,66 @@ void check_transposed_tiles(std::int64_t r, std::int64_t c) {
   INFO("type " << dtype_name(dtype_v<T>) << ", " << r << " x " << c);
   Tensor<T> a = cast<T>(arange(r * c).view({c, r}) % 97);        // read transposed: [r, c]
   Tensor<T> b = cast<T>(arange(r * c).view({r, c}) % 89 + 1);
-  const Tensor<T> sum = a.t() + b;                                 // input transposed
+  Tensor<T> sum = empty<T>({r, c});
+  sum.assign(a.t() + b);                                           // input transposed
   Tensor<T> out_t = zeros<T>({c, r});
   out_t.t().assign(b * 2);                                         // output transposed
   Tensor<T> copy = a.t().contiguous();                             // transposed copy
-  for (std::int64_t i = 0; i < r; i += 7) {
-    for (std::int64_t j = 0; j < c; j += 5) {
-      REQUIRE(sum.at({i, j}) == static_cast<T>(a.at({j, i}) + b.at({i, j})));
-      REQUIRE(out_t.at({j, i}) == static_cast<T>(b.at({i, j}) * 2));
-      REQUIRE(copy.at({i, j}) == a.at({j, i}));
+  const T* pa = a.data_ptr();
+  const T* pb = b.data_ptr();
+  std::int64_t wrong = 0;  // every element (counted, so that a failure does not print 33k lines)
+  for (std::int64_t i = 0; i < r; ++i) {
+    for (std::int64_t j = 0; j < c; ++j) {
+      wrong += sum.data_ptr()[i * c + j] != static_cast<T>(pa[j * r + i] + pb[i * c + j]);
+      wrong += out_t.data_ptr()[j * r + i] != static_cast<T>(pb[i * c + j] * 2);
+      wrong += copy.data_ptr()[i * c + j] != pa[j * r + i];
     }
   }
-  REQUIRE(sum.at({r - 1, c - 1}) == static_cast<T>(a.at({c - 1, r - 1}) + b.at({r - 1, c - 1})));
-  REQUIRE(copy.at({r - 1, 0}) == a.at({0, r - 1}));
+  REQUIRE(wrong == 0);
+}
+
+// out = x.permute(perm) + y for a contiguous x of `sizes`, every element checked against a
+// loop over x's own indices.
+template <class T>
+std::int64_t permute_add_errors(std::vector<std::int64_t> sizes, std::vector<std::int64_t> perm) {
+  const std::int64_t n = sizes[0] * sizes[1] * sizes[2];
+  const Tensor<T> x = cast<T>(arange(n).view(sizes) % 113);
+  const Tensor<T> y = cast<T>(arange(n).view({sizes[perm[0]], sizes[perm[1]], sizes[perm[2]]}) % 101);
+  Tensor<T> out = empty<T>({sizes[perm[0]], sizes[perm[1]], sizes[perm[2]]});
+  out.assign(x.permute(perm) + y);
+  std::int64_t wrong = 0;
+  std::int64_t idx[3];
+  for (idx[0] = 0; idx[0] < sizes[0]; ++idx[0])
+    for (idx[1] = 0; idx[1] < sizes[1]; ++idx[1])
+      for (idx[2] = 0; idx[2] < sizes[2]; ++idx[2]) {
+        const std::int64_t at_x = (idx[0] * sizes[1] + idx[1]) * sizes[2] + idx[2];
+        const std::int64_t at_out = (idx[perm[0]] * sizes[perm[1]] + idx[perm[1]]) * sizes[perm[2]] + idx[perm[2]];
+        wrong += out.data_ptr()[at_out] != static_cast<T>(x.data_ptr()[at_x] + y.data_ptr()[at_out]);
+      }
+  return wrong;
 }
 }  // namespace
+
+TEST_CASE("the tile walk: blocks, runs along dim 2, prefetching sizes and threads", "[expr][tile]") {
+  // x.permute({2, 1, 0}): the middle dim is short-strided in every operand, so the walk runs
+  // each tile along it; (0, 2, 1) and (1, 0, 2) walk blocks of tiles, dim 2 outside.
+  for (const std::vector<std::int64_t>& perm : {std::vector<std::int64_t>{2, 1, 0}, {0, 2, 1}, {1, 2, 0}, {2, 0, 1}}) {
+    INFO("perm " << perm[0] << perm[1] << perm[2]);
+    CHECK(permute_add_errors<float>({20, 37, 300}, perm) == 0);
+    CHECK(permute_add_errors<double>({33, 5, 270}, perm) == 0);
+    CHECK(permute_add_errors<std::int8_t>({17, 3, 260}, perm) == 0);
+  }
+  // Big enough to prefetch (elements x operands >= 2^21), edges on every side, one and two
+  // threads: the same elements either way.
+  for (const int threads : {1, 2}) {
+    set_num_threads(threads);
+    check_transposed_tiles<float>(1030, 1100);
+    check_transposed_tiles<double>(1000, 703);
+    CHECK(permute_add_errors<float>({70, 40, 300}, {2, 1, 0}) == 0);
+    CHECK(permute_add_errors<float>({3, 700, 530}, {0, 2, 1}) == 0);
+  }
+  set_num_threads(1);
+}
 
 TEST_CASE("transposed operands and outputs through the tile kernel", "[expr][tile]") {
   for (const auto& [r, c] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {70, 131}, {200, 65}, {129, 257}}) {
