@@ -272,6 +272,21 @@ void W5_hand_avx512_16x16(benchmark::State& s) {
   bytes(s, 3 * M * M * 4);
 }
 #endif
+// x.t().contiguous() and out.copy_(x.t()) on [M, M] f32: the tiled copy (no arithmetic).
+void Tcopy_strata_contiguous(benchmark::State& s) {
+  threads_guard g(1);
+  auto a = filled<float>({M, M}, 1);
+  for (auto _ : s) benchmark::DoNotOptimize(a.t().contiguous().data_ptr());
+  bytes(s, 2 * M * M * 4);
+}
+void Tcopy_strata_copy(benchmark::State& s) {
+  threads_guard g(1);
+  auto a = filled<float>({M, M}, 1), out = empty<float>({M, M});
+  out.copy_(a.t());  // warm-up
+  for (auto _ : s) out.copy_(a.t());
+  bytes(s, 2 * M * M * 4);
+}
+
 // W5 on [512, 512] (3 MiB: in L2 and L3): what a tile costs when memory is not the limit.
 constexpr std::int64_t MS = 512;
 void W5_in_cache_strata(benchmark::State& s) {
@@ -612,6 +627,8 @@ BENCHMARK(W5_hand_avx512_16x16<false>)->Name("W5_hand_avx512_16x16")->Unit(bench
 BENCHMARK(W5_hand_avx512_16x16<true>)->Name("W5_hand_avx512_16x16_prefetch")->Unit(benchmark::kMillisecond);
 #endif
 BENCHMARK(W5_in_cache_strata)->Unit(benchmark::kMicrosecond);
+BENCHMARK(Tcopy_strata_contiguous)->Unit(benchmark::kMillisecond);
+BENCHMARK(Tcopy_strata_copy)->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_in_cache_hand)->Unit(benchmark::kMicrosecond);
 #if defined(__AVX2__)
 BENCHMARK(W5_hand_avx_8x8)->Unit(benchmark::kMillisecond);

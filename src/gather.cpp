@@ -177,22 +177,26 @@ void scatter_w(const char* __restrict src, std::int64_t n, char* dst, std::int64
 // of data written by two 32-byte stores cannot be forwarded and stalls).
 #if defined(__AVX512F__)
 inline constexpr std::int64_t vector_bytes = 64;
-#else
+#elif defined(__AVX__)
 inline constexpr std::int64_t vector_bytes = 32;
+#else
+inline constexpr std::int64_t vector_bytes = 16;
 #endif
 template <std::int64_t W>
 using block_vec = std::conditional_t<W == 4, std::uint32_t, std::uint64_t> __attribute__((ext_vector_type(vector_bytes / W)));
 
-// Lanes i / 2 + h of a (even i) and of b (odd i), h = 0 (low halves) or B / 2 (high halves).
+// out lane i = lane i / 2 + h of a (even i) or of b (odd i), h = 0 (low halves) or B / 2 (high
+// halves). Vectors pass by reference: by value, their ABI would depend on the ISA flags.
 template <int B, int H, class V, std::size_t... I>
-V interleave(const V& a, const V& b, std::index_sequence<I...>) {
-  return __builtin_shufflevector(a, b, (I % 2 == 0 ? static_cast<int>(I / 2) + H : B + static_cast<int>(I / 2) + H)...);
+void interleave(const V& a, const V& b, V& out, std::index_sequence<I...>) {
+  out = __builtin_shufflevector(a, b, (I % 2 == 0 ? static_cast<int>(I / 2) + H : B + static_cast<int>(I / 2) + H)...);
 }
 
 // Transposes a B x B block of W-byte elements, B = vector_bytes / W (16 floats or 8 doubles
-// with AVX-512): row r of src (r * s0 bytes on) holds B consecutive elements; row c of dst
-// (c * d0 bytes on) receives element c of every src row, in row order. log2(B) rounds, each
-// interleaving row k with row k + B / 2 (one two-source permute per output row).
+// with AVX-512, 8 or 4 with AVX, 4 or 2 with SSE): row r of src (r * s0 bytes on) holds B
+// consecutive elements; row c of dst (c * d0 bytes on) receives element c of every src row,
+// in row order. log2(B) rounds, each interleaving row k with row k + B / 2 (one two-source
+// permute per output row).
 template <std::int64_t W>
 void transpose_regs(const char* src, std::int64_t s0, char* dst, std::int64_t d0) {
   using V = block_vec<W>;
@@ -201,8 +205,8 @@ void transpose_regs(const char* src, std::int64_t s0, char* dst, std::int64_t d0
   for (int k = 0; k < B; ++k) std::memcpy(&r[k], src + k * s0, sizeof(V));
   for (int round = 1; round < B; round *= 2) {
     for (int k = 0; k < B / 2; ++k) {
-      t[2 * k] = interleave<B, 0>(r[k], r[k + B / 2], std::make_index_sequence<B>{});
-      t[2 * k + 1] = interleave<B, B / 2>(r[k], r[k + B / 2], std::make_index_sequence<B>{});
+      interleave<B, 0>(r[k], r[k + B / 2], t[2 * k], std::make_index_sequence<B>{});
+      interleave<B, B / 2>(r[k], r[k + B / 2], t[2 * k + 1], std::make_index_sequence<B>{});
     }
     for (int k = 0; k < B; ++k) r[k] = t[k];
   }
