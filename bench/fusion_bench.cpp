@@ -215,14 +215,15 @@ void W4_hand_rows4(benchmark::State& s) {
   bytes(s, 2 * M * M * 4);
 }
 
-// ---- W5: a.t() + b on [M, M] ----
+// ---- W5: a.t() + b on [n, n] (n = M; W5_in_cache: 512) ----
+template <std::int64_t n>
 void W5_strata(benchmark::State& s) {
   threads_guard g(1);
-  auto a = filled<float>({M, M}, 1), b = filled<float>({M, M}, 2), out = empty<float>({M, M});
+  auto a = filled<float>({n, n}, 1), b = filled<float>({n, n}, 2), out = empty<float>({n, n});
   auto run = [&] { out.assign(a.t() + b); };
   run();  // warm-up
   for (auto _ : s) run();
-  bytes(s, 3 * M * M * 4);
+  bytes(s, 3 * n * n * 4);
 }
 void W5_hand_naive(benchmark::State& s) {
   buf<float> a(M * M, 1), b(M * M, 2), out(M * M);
@@ -289,14 +290,6 @@ void Tcopy_strata_copy(benchmark::State& s) {
 
 // W5 on [512, 512] (3 MiB: in L2 and L3): what a tile costs when memory is not the limit.
 constexpr std::int64_t MS = 512;
-void W5_in_cache_strata(benchmark::State& s) {
-  threads_guard g(1);
-  auto a = filled<float>({MS, MS}, 1), b = filled<float>({MS, MS}, 2), out = empty<float>({MS, MS});
-  auto run = [&] { out.assign(a.t() + b); };
-  run();  // warm-up
-  for (auto _ : s) run();
-  bytes(s, 3 * MS * MS * 4);
-}
 void W5_in_cache_hand(benchmark::State& s) {
   buf<float> a(MS * MS, 1), b(MS * MS, 2), out(MS * MS);
   auto run = [&] {
@@ -621,15 +614,15 @@ BENCHMARK(W4_hand_simd)->Unit(benchmark::kMillisecond);
 BENCHMARK(W4_hand_rows4)->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_hand_naive)->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_hand_blocked)->Unit(benchmark::kMillisecond);
-BENCHMARK(W5_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(W5_strata<M>)->Name("W5_strata")->Unit(benchmark::kMillisecond);
 #if defined(__AVX512F__)
 BENCHMARK(W5_hand_avx512_16x16<false>)->Name("W5_hand_avx512_16x16")->Unit(benchmark::kMillisecond);
 BENCHMARK(W5_hand_avx512_16x16<true>)->Name("W5_hand_avx512_16x16_prefetch")->Unit(benchmark::kMillisecond);
 #endif
-BENCHMARK(W5_in_cache_strata)->Unit(benchmark::kMicrosecond);
+BENCHMARK(W5_strata<MS>)->Name("W5_in_cache_strata")->Unit(benchmark::kMicrosecond);
+BENCHMARK(W5_in_cache_hand)->Unit(benchmark::kMicrosecond);
 BENCHMARK(Tcopy_strata_contiguous)->Unit(benchmark::kMillisecond);
 BENCHMARK(Tcopy_strata_copy)->Unit(benchmark::kMillisecond);
-BENCHMARK(W5_in_cache_hand)->Unit(benchmark::kMicrosecond);
 #if defined(__AVX2__)
 BENCHMARK(W5_hand_avx_8x8)->Unit(benchmark::kMillisecond);
 #endif

@@ -194,6 +194,9 @@ using tile_fn = void (*)(const void* ctx, char* const* ptrs, const tile_span& sp
 /// Prefetches the lines tile c + 2 of span reads, if span.prefetch and the tile is in span: a
 /// tile reads 16 short rows of each operand, too many streams for the hardware prefetchers.
 void prefetch_tile(char* const* ptrs, const tile_span& span, std::int64_t c);
+/// Runs the tiles of span row by row through fn, as the operands lie (for kernels without a
+/// tile path of their own, and tiles with nothing to transpose).
+void run_tile_rows(row_fn fn, const void* ctx, char* const* ptrs, const tile_span& span, loop_status* status);
 
 /// Runs on each thread after its last row or tile (a kernel with streaming stores fences them).
 using finish_fn = void (*)();
@@ -492,18 +495,8 @@ struct kernel {
     if constexpr (all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
       self.tile_run(ptrs, sp, st, std::make_index_sequence<N>{});
     } else {
-      self.tile_rows_run(ptrs, sp, st);
+      run_tile_rows(&row, ctx, ptrs, sp, st);
     }
-  }
-
-  // The tiles row by row, as the operands lie.
-  void tile_rows_run(char* const* ptrs, const tile_span& sp, loop_status* st) const {
-    char* p[N + 1];
-    for (std::int64_t c = 0; c < sp.count; ++c)
-      for (std::int64_t j = 0; j < sp.n1; ++j) {
-        for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k] + c * sp.step[k] + j * sp.s1[k];
-        run(p, sp.s0, sp.n0, st, std::make_index_sequence<N>{});
-      }
   }
 
   template <std::size_t... K>
@@ -516,7 +509,7 @@ struct kernel {
     const bool in_t[N + 1] = {false, transposed(s0[K + 1], s1[K + 1], sizeof(typename leaf_at<K, leaves>::type))...};
     bool any = out_t;
     for (std::size_t k = 1; k <= N; ++k) any = any || in_t[k];
-    if (!any || n0 > detail::tile || n1 > tile_rows) return tile_rows_run(ptrs, sp, st);
+    if (!any || n0 > detail::tile || n1 > tile_rows) return run_tile_rows(&row, this, ptrs, sp, st);
     // Transposed inputs into [n1][n0] buffers; the rest read in place.
     std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
     chunk_buffer<O, cap> obuf;

@@ -199,23 +199,15 @@ void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, tile_fn tfn
   for (std::size_t k = 0; k < nops; ++k) step[k] = deep ? p.strides[2 * nops + k] : tile * s0[k];
   tile_span sp{s0, s1, step, 0, 0, 0, p.nops, p.numel * p.nops >= prefetch_from};
   char* ptrs[max_operands];
-  char* rows[max_operands];
   for (std::int64_t t = t0; t < t1;) {
     const std::int64_t i0 = at.i0(), j0 = at.j0();
     sp.n0 = std::min(tile, p.sizes[0] - i0);
     sp.n1 = std::min(tile_rows, p.sizes[1] - j0);
     // Whole tiles only in a run along dim 0 (a partial last tile runs alone).
     sp.count = deep ? std::min(n2 - i2, t1 - t) : sp.n0 < tile ? 1 : std::min(at.left_in_run(p.sizes[0]), t1 - t);
-    for (std::size_t k = 0; k < nops; ++k) ptrs[k] = od.ptrs[k] + i0 * s0[k] + j0 * s1[k] + i2 * (deep ? step[k] : 0);
-    if (tfn) {
-      tfn(ctx, ptrs, sp, st);
-    } else {
-      for (std::int64_t c = 0; c < sp.count; ++c)
-        for (std::int64_t j = 0; j < sp.n1; ++j) {
-          for (std::size_t k = 0; k < nops; ++k) rows[k] = ptrs[k] + c * step[k] + j * s1[k];
-          fn(ctx, rows, s0, sp.n0, st);
-        }
-    }
+    for (std::size_t k = 0; k < nops; ++k) ptrs[k] = od.ptrs[k] + i0 * s0[k] + j0 * s1[k] + i2 * step[k];  // i2 = 0 unless deep
+    if (tfn) tfn(ctx, ptrs, sp, st);
+    else run_tile_rows(fn, ctx, ptrs, sp, st);
     t += sp.count;
     if (deep) {
       i2 += sp.count;
@@ -245,6 +237,16 @@ void prefetch_tile(char* const* ptrs, const tile_span& sp, std::int64_t c) {
     const std::int64_t lines = rows1 ? sp.n1 : sp.n0, stride = rows1 ? sp.s1[k] : sp.s0[k];
     for (std::int64_t r = 0; r < lines; ++r) __builtin_prefetch(q + r * stride, 0, 2);
   }
+}
+
+void run_tile_rows(row_fn fn, const void* ctx, char* const* ptrs, const tile_span& sp, loop_status* st) {
+  const auto nops = static_cast<std::size_t>(sp.nops);
+  char* rows[max_operands];
+  for (std::int64_t c = 0; c < sp.count; ++c)
+    for (std::int64_t j = 0; j < sp.n1; ++j) {
+      for (std::size_t k = 0; k < nops; ++k) rows[k] = ptrs[k] + c * sp.step[k] + j * sp.s1[k];
+      fn(ctx, rows, sp.s0, sp.n0, st);
+    }
 }
 
 namespace {
