@@ -248,6 +248,23 @@ inline void outer_add(const float* __restrict col, const float* __restrict row, 
     for (i64 j = 0; j < cols; ++j) out[i * cols + j] = col[i] * row[j] + c[i * cols + j];
 }
 
+// ---- W3: out[i][j] = a[i][j] + row[j]; R rows at a time share each load of row ----
+template <int R>
+inline void row_add(const float* __restrict a, const float* __restrict row, float* __restrict out, i64 rows, i64 cols) {
+  i64 i = 0;
+  for (; i + R <= rows; i += R) {
+    i64 j = 0;
+    for (; j + W <= cols; j += W) {
+      const vec r = vload(row + j);
+      for (int q = 0; q < R; ++q) vstore(out + (i + q) * cols + j, vadd(r, vload(a + (i + q) * cols + j)));
+    }
+    for (; j < cols; ++j)
+      for (int q = 0; q < R; ++q) out[(i + q) * cols + j] = a[(i + q) * cols + j] + row[j];
+  }
+  for (; i < rows; ++i)
+    for (i64 j = 0; j < cols; ++j) out[i * cols + j] = a[i * cols + j] + row[j];
+}
+
 // ---- W7a / row reductions: sums of R contiguous rows at once, 2 accumulators a row ----
 // o[q] = sum of row q (rows ld apart, n elements each), for q < R.
 template <int R>

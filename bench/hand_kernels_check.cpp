@@ -85,6 +85,14 @@ void outer() {
       ok = ok && close(got[static_cast<std::size_t>(i * cols + j)],
                        col[static_cast<std::size_t>(i)] * row[static_cast<std::size_t>(j)] + c[static_cast<std::size_t>(i * cols + j)]);
   check(ok, "outer_add<4>");
+  std::vector<float> sum(c.size());
+  hand::row_add<4>(c.data(), row.data(), sum.data(), rows, cols);
+  ok = true;
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j)
+      ok = ok && close(sum[static_cast<std::size_t>(i * cols + j)],
+                       c[static_cast<std::size_t>(i * cols + j)] + row[static_cast<std::size_t>(j)]);
+  check(ok, "row_add<4>");
 }
 
 void reductions() {

@@ -123,6 +123,12 @@ inline constexpr std::int64_t grain = 32768;
 /// Zen 4): 64 x 64 tiles walked in bands of rows ran at 0.55x of a blocked hand loop.
 inline constexpr std::int64_t tile = 16;
 inline constexpr std::int64_t tile_rows = 16;
+/// Rows of a large plan are walked a few at a time, `piece` elements of each in turn (see
+/// src/execute.cpp, run_elements): at most `piece_rows` rows, handed to the tile kernel as
+/// runs of piece x rows tiles.
+inline constexpr std::int64_t piece = 64;
+inline constexpr std::int64_t piece_rows = 4;
+static_assert(piece * piece_rows <= tile * tile_rows, "a tile kernel's buffers hold a piece of every row");
 /// At most this many operands (output included) and dims in one loop.
 inline constexpr std::size_t max_operands = 64;
 
@@ -505,44 +511,41 @@ struct kernel {
     const std::int64_t* s0 = sp.s0;
     const std::int64_t* s1 = sp.s1;
     const std::int64_t n0 = sp.n0, n1 = sp.n1;
+    if (n0 * n1 > cap) return run_tile_rows(&row, this, ptrs, sp, st);
     const bool out_t = transposed(s0[0], s1[0], sizeof(O));
     const bool in_t[N + 1] = {false, transposed(s0[K + 1], s1[K + 1], sizeof(typename leaf_at<K, leaves>::type))...};
-    bool any = out_t;
-    for (std::size_t k = 1; k <= N; ++k) any = any || in_t[k];
-    if (!any || n0 > detail::tile || n1 > tile_rows) return run_tile_rows(&row, this, ptrs, sp, st);
-    // Transposed inputs into [n1][n0] buffers; the rest read in place.
-    std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
-    chunk_buffer<O, cap> obuf;
+    // Broadcast along dim 0 (col in col * row + c): each row's one value, filled into a buffer.
+    const bool in_b[N + 1] = {false, (s0[K + 1] == 0 && n0 > 1)...};
+    // Transposed and broadcast inputs into [n1][n0] buffers; the rest read in place.
     std::int64_t rs[N + 1];
     rs[0] = out_t ? static_cast<std::int64_t>(sizeof(O)) : s0[0];
-    ((rs[K + 1] = in_t[K + 1] ? static_cast<std::int64_t>(sizeof(typename leaf_at<K, leaves>::type)) : s0[K + 1]), ...);
+    ((rs[K + 1] = in_t[K + 1] || in_b[K + 1] ? width<K>() : s0[K + 1]), ...);
+    const bool known_length = n0 == detail::tile || n0 == piece;
+    const bool whole_rows = known_length && contiguous(rs, seq);
+    bool any = out_t || whole_rows;
+    for (std::size_t k = 1; k <= N; ++k) any = any || in_t[k];
+    if (!any) return run_tile_rows(&row, this, ptrs, sp, st);
+    std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
+    chunk_buffer<O, cap> obuf;
     // Row j of operand k starts at row0[k] + j * step[k] (in its buffer or in place).
     std::int64_t step[N + 1];
     step[0] = out_t ? n0 * static_cast<std::int64_t>(sizeof(O)) : s1[0];
-    ((step[K + 1] = in_t[K + 1] ? n0 * width<K>() : s1[K + 1]), ...);
-    const bool whole_rows = n0 == detail::tile && contiguous(rs, seq);
+    ((step[K + 1] = in_t[K + 1] || in_b[K + 1] ? n0 * width<K>() : s1[K + 1]), ...);
     for (std::int64_t c = 0; c < sp.count; ++c) {
       prefetch_tile(ptrs, sp, c);
       char* at[N + 1];
       for (std::size_t k = 0; k <= N; ++k) at[k] = ptrs[k] + c * sp.step[k];
       ((in_t[K + 1] ? transpose_in(at[K + 1], s0[K + 1], width<K>(), bytes(std::get<K>(bufs)), n0, n1) : void()), ...);
+      ((in_b[K + 1] && (c == 0 || sp.step[K + 1] != 0) ? fill_rows<K>(at[K + 1], s1[K + 1], n0, n1, bytes(std::get<K>(bufs)))
+                                                        : void()),
+       ...);
       char* row0[N + 1];
       row0[0] = out_t ? bytes(obuf) : at[0];
-      ((row0[K + 1] = in_t[K + 1] ? bytes(std::get<K>(bufs)) : at[K + 1]), ...);
-      if (whole_rows) {
-        // Whole rows of unit-stride data: the plain loop at its known length, the row pointers
-        // stepped, no per-row dispatch (the loop over rows is kept scalar: vectorising it
-        // across rows would gather).
-        char* o = row0[0];
-        const char* in[N + 1] = {nullptr, row0[K + 1]...};
-#pragma clang loop vectorize(disable) interleave(disable)
-        for (std::int64_t j = 0; j < n1; ++j) {
-          plain(reinterpret_cast<O*>(o),
-                args(std::make_tuple(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(in[K + 1])...), st),
-                std::integral_constant<std::int64_t, detail::tile>{});
-          o += step[0];
-          ((in[K + 1] += step[K + 1]), ...);
-        }
+      ((row0[K + 1] = in_t[K + 1] || in_b[K + 1] ? bytes(std::get<K>(bufs)) : at[K + 1]), ...);
+      if (whole_rows && n0 == detail::tile) {
+        rows_at<detail::tile>(row0, step, n1, st, seq);
+      } else if (whole_rows) {
+        rows_at<piece>(row0, step, n1, st, seq);
       } else {
         char* p[N + 1];
         for (std::int64_t j = 0; j < n1; ++j) {
@@ -552,6 +555,30 @@ struct kernel {
       }
       if (out_t) transpose_out(bytes(obuf), sizeof(O), at[0], s0[0], n0, n1);
     }
+  }
+
+  // n1 whole rows of unit-stride data, row j of operand k at row0[k] + j * step[k]: the plain
+  // loop at its known length L, the row pointers stepped, no per-row dispatch (the loop over
+  // rows is kept scalar: vectorising it across rows would gather).
+  template <std::int64_t L, std::size_t... K>
+  void rows_at(char* const* row0, const std::int64_t* step, std::int64_t n1, loop_status* st,
+               std::index_sequence<K...>) const {
+    char* o = row0[0];
+    const char* in[N + 1] = {nullptr, row0[K + 1]...};
+#pragma clang loop vectorize(disable) interleave(disable)
+    for (std::int64_t j = 0; j < n1; ++j) {
+      plain(reinterpret_cast<O*>(o),
+            args(std::make_tuple(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(in[K + 1])...), st),
+            std::integral_constant<std::int64_t, L>{});
+      o += step[0];
+      ((in[K + 1] += step[K + 1]), ...);
+    }
+  }
+
+  // Leaf K's value of each of n1 rows (src + j * s1) repeated n0 times into buf's rows.
+  template <std::size_t K>
+  static void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n1, char* buf) {
+    for (std::int64_t j = 0; j < n1; ++j) gather(src + j * s1, 0, n0, width<K>(), buf + j * n0 * width<K>());
   }
 };
 

@@ -490,6 +490,79 @@ TEST_CASE("the tile walk: blocks, runs along dim 2, prefetching sizes and thread
   set_num_threads(1);
 }
 
+namespace {
+// Large plans walk rows a few at a time (a piece of each in turn). Every element of outer
+// broadcasts (col * row + a), row broadcasts, mixed types, a stride-2 operand and a 3-D plan
+// whose row groups cross dim 1's end, against loops over the inputs.
+template <class T>
+std::int64_t interleaved_errors(std::int64_t r, std::int64_t c) {
+  INFO("type " << dtype_name(dtype_v<T>) << ", " << r << " x " << c);
+  const Tensor<T> col = cast<T>(arange(r).view({r, 1}) % 7 + 1);
+  const Tensor<T> row = cast<T>(arange(c).view({1, c}) % 5);
+  const Tensor<T> a = cast<T>(arange(r * c).view({r, c}) % 89);
+  const Tensor<T> wide = cast<T>(arange(r * 2 * c).view({r, 2 * c}) % 83);
+  Tensor<T> outer = empty<T>({r, c}), plus = empty<T>({r, c}), every_other = empty<T>({r, c});
+  Tensor<double> mixed = empty<double>({r, c});
+  outer.assign(col * row + a);
+  plus.assign(a + row.view({c}));
+  every_other.assign(wide.slice(1, 1, {}, 2) - a);
+  mixed.assign(cast<std::int8_t>(col) * cast<float>(row) + cast<double>(a));
+  const T *pc = col.data_ptr(), *pr = row.data_ptr(), *pa = a.data_ptr(), *pw = wide.data_ptr();
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < r; ++i)
+    for (std::int64_t j = 0; j < c; ++j) {
+      const std::int64_t at = i * c + j;
+      wrong += outer.data_ptr()[at] != static_cast<T>(pc[i] * pr[j] + pa[at]);
+      wrong += plus.data_ptr()[at] != static_cast<T>(pa[at] + pr[j]);
+      wrong += every_other.data_ptr()[at] != static_cast<T>(pw[i * 2 * c + 2 * j + 1] - pa[at]);
+      wrong += mixed.data_ptr()[at] != static_cast<double>(static_cast<std::int8_t>(pc[i])) * static_cast<double>(static_cast<float>(pr[j])) +
+                                           static_cast<double>(pa[at]);
+    }
+  return wrong;
+}
+
+// x [n, m, k] + y [n, m, 1] (broadcast along the rows) + z [1, 1, k]: groups of rows cross
+// dim 1's end; and with x transposed, the tile kernel fills y's rows (per tile when the walk
+// runs along dim 2, where y moves).
+std::int64_t interleaved_3d_errors(std::int64_t n, std::int64_t m, std::int64_t k) {
+  const Tensor<float> x = cast<float>(arange(n * m * k).view({n, m, k}) % 97);
+  const Tensor<float> y = cast<float>(arange(n * m).view({n, m, 1}) % 13);
+  const Tensor<float> z = cast<float>(arange(k).view({1, 1, k}) % 11);
+  Tensor<float> out = empty<float>({n, m, k});
+  out.assign(x + y + z);
+  const Tensor<float> xt = x.permute({2, 1, 0}).contiguous();  // [k, m, n]
+  Tensor<float> back = empty<float>({n, m, k});
+  back.assign(xt.permute({2, 1, 0}) + y);  // tiled, y broadcast along the tile rows
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < m; ++j)
+      for (std::int64_t l = 0; l < k; ++l) {
+        const std::int64_t at = (i * m + j) * k + l;
+        const float xv = x.data_ptr()[at], yv = y.data_ptr()[i * m + j];
+        wrong += out.data_ptr()[at] != xv + yv + z.data_ptr()[l];
+        wrong += back.data_ptr()[at] != xv + yv;
+      }
+  return wrong;
+}
+}  // namespace
+
+TEST_CASE("rows walked a few at a time: pieces, remainders, broadcasts and threads", "[expr][tile]") {
+  for (const int threads : {1, 2}) {
+    set_num_threads(threads);
+    INFO("threads " << threads);
+    // elements x operands >= 2^21 (the interleaved walk); 1100 = 17 pieces of 64 and 12 more.
+    CHECK(interleaved_errors<float>(701, 1100) == 0);
+    CHECK(interleaved_errors<double>(350, 2051) == 0);
+    CHECK(interleaved_errors<std::int32_t>(401, 1792) == 0);
+    CHECK(interleaved_3d_errors(6, 103, 1000) == 0);  // x's tiles walk along dim 1 (deep runs)
+    CHECK(interleaved_3d_errors(3, 7, 30000) == 0);
+  }
+  set_num_threads(1);
+  // below the size, and rows shorter than two pieces: one row at a time, the same values
+  CHECK(interleaved_errors<float>(9, 100) == 0);
+  CHECK(interleaved_errors<float>(4000, 100) == 0);
+}
+
 TEST_CASE("transposed operands and outputs through the tile kernel", "[expr][tile]") {
   for (const auto& [r, c] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {70, 131}, {200, 65}, {129, 257}}) {
     check_transposed_tiles<float>(r, c);

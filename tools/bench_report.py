@@ -53,7 +53,7 @@ CASES = [
     Case("W2", "out = (a*b + c*d - e) * 0.5, 2^24 f32",
          ["W2_strata_assign/1" + RT, "W2_strata_assign/2" + RT, "W2_strata_eval", "W2_op_by_op"], ["W2_hand"],
          targets=[T("W2_strata_assign/1" + RT, HAND, 0.9), T("W2_strata_assign/1" + RT, "W2_op_by_op", 5.0)]),
-    Case("W3", "out = A[M,M] + row[M], M = 4096", ["W3_strata"], ["W3_hand"], targets=[T("W3_strata", HAND, 0.9)]),
+    Case("W3", "out = A[M,M] + row[M], M = 4096", ["W3_strata"], ["W3_hand", "W3_hand_rows4"], targets=[T("W3_strata", HAND, 0.9)]),
     Case("W4", "out = col[M,1] * row[1,M] + A[M,M], M = 4096", ["W4_strata"],
          ["W4_hand", "W4_hand_simd", "W4_hand_rows4"], ["torch_W4_addcmul", "numpy_W4_mul_add"],
          targets=[T("W4_strata", HAND, 0.9)]),
