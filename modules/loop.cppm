@@ -532,7 +532,7 @@ struct kernel {
     step[0] = out_t ? n0 * static_cast<std::int64_t>(sizeof(O)) : s1[0];
     ((step[K + 1] = in_t[K + 1] || in_b[K + 1] ? n0 * width<K>() : s1[K + 1]), ...);
     for (std::int64_t c = 0; c < sp.count; ++c) {
-      prefetch_tile(ptrs, sp, c);
+      if (sp.prefetch) prefetch_tile(ptrs, sp, c);
       char* at[N + 1];
       for (std::size_t k = 0; k <= N; ++k) at[k] = ptrs[k] + c * sp.step[k];
       ((in_t[K + 1] ? transpose_in(at[K + 1], s0[K + 1], width<K>(), bytes(std::get<K>(bufs)), n0, n1) : void()), ...);
