@@ -184,9 +184,10 @@ class loop_status {
 using row_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n,
                         loop_status* status);
 
-/// A run of tiles of a tiled plan: `count` tiles of n0 x n1 elements (dims 0 and 1), tile c
-/// of operand k at ptrs[k] + c * step[k]; s0[k] and s1[k] step operand k along dims 0 and 1
-/// (all in bytes).
+/// A run of tiles: `count` tiles of n0 x n1 elements (dims 0 and 1), tile c of operand k at
+/// ptrs[k] + c * step[k]; s0[k] and s1[k] step operand k along dims 0 and 1 (all in bytes).
+/// The tiles of a tiled plan, or pieces (`piece` x up to `piece_rows`) of rows an untiled plan
+/// walks a few at a time.
 struct tile_span {
   const std::int64_t* s0;
   const std::int64_t* s1;
@@ -350,6 +351,8 @@ struct strided_ptr {
 /// dst[i] = the element at src + i * stride, i < n; stride 0 fills. Strides of 2 and 4
 /// elements, and of 3 for 4- and 8-byte elements (a channel of RGB data), are vectorised.
 void gather(const char* src, std::int64_t stride, std::int64_t n, std::int64_t w, char* dst);
+/// Row j of dst (n0 elements of w bytes) = n0 copies of the element at src + j * s1, j < n1.
+void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n1, std::int64_t w, char* dst);
 /// One chunk of a row's operands as unit-stride arrays: in[k] = operand k's elements
 /// [c, c + len) (ptrs[k], byte stride s[k], w[k] bytes each), in place when unit-stride, else
 /// a buffer: buf[k] (a broadcast operand's already holds its value), or the buffer of an
@@ -494,8 +497,8 @@ struct kernel {
   static bool transposed(std::int64_t s0, std::int64_t s1, std::int64_t w) { return s1 == w && s0 != w && s0 != 0; }
 
   /// A run of tiles: transposed operands are transposed into L1 buffers in register-sized
-  /// blocks first, so every row runs on unit-stride data; a transposed output is written to a
-  /// buffer and transposed back.
+  /// blocks first and operands broadcast along dim 0 filled into them, so every row runs on
+  /// unit-stride data; a transposed output is written to a buffer and transposed back.
   static void tile(const void* ctx, char* const* ptrs, const tile_span& sp, loop_status* st) {
     const auto& self = *static_cast<const kernel*>(ctx);
     if constexpr (all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
@@ -517,9 +520,10 @@ struct kernel {
     // Broadcast along dim 0 (col in col * row + c): each row's one value, filled into a buffer.
     const bool in_b[N + 1] = {false, (s0[K + 1] == 0 && n0 > 1)...};
     // Transposed and broadcast inputs into [n1][n0] buffers; the rest read in place.
+    const bool in_buf[N + 1] = {false, (in_t[K + 1] || in_b[K + 1])...};
     std::int64_t rs[N + 1];
     rs[0] = out_t ? static_cast<std::int64_t>(sizeof(O)) : s0[0];
-    ((rs[K + 1] = in_t[K + 1] || in_b[K + 1] ? width<K>() : s0[K + 1]), ...);
+    ((rs[K + 1] = in_buf[K + 1] ? width<K>() : s0[K + 1]), ...);
     const bool known_length = n0 == detail::tile || n0 == piece;
     const bool whole_rows = known_length && contiguous(rs, seq);
     bool any = out_t || whole_rows;
@@ -530,18 +534,19 @@ struct kernel {
     // Row j of operand k starts at row0[k] + j * step[k] (in its buffer or in place).
     std::int64_t step[N + 1];
     step[0] = out_t ? n0 * static_cast<std::int64_t>(sizeof(O)) : s1[0];
-    ((step[K + 1] = in_t[K + 1] || in_b[K + 1] ? n0 * width<K>() : s1[K + 1]), ...);
+    ((step[K + 1] = in_buf[K + 1] ? n0 * width<K>() : s1[K + 1]), ...);
     for (std::int64_t c = 0; c < sp.count; ++c) {
       if (sp.prefetch) prefetch_tile(ptrs, sp, c);
       char* at[N + 1];
       for (std::size_t k = 0; k <= N; ++k) at[k] = ptrs[k] + c * sp.step[k];
       ((in_t[K + 1] ? transpose_in(at[K + 1], s0[K + 1], width<K>(), bytes(std::get<K>(bufs)), n0, n1) : void()), ...);
-      ((in_b[K + 1] && (c == 0 || sp.step[K + 1] != 0) ? fill_rows<K>(at[K + 1], s1[K + 1], n0, n1, bytes(std::get<K>(bufs)))
+      // (refilled only when the run moves the operand: along dim 2, not along dim 0)
+      ((in_b[K + 1] && (c == 0 || sp.step[K + 1] != 0) ? fill_rows(at[K + 1], s1[K + 1], n0, n1, width<K>(), bytes(std::get<K>(bufs)))
                                                         : void()),
        ...);
       char* row0[N + 1];
       row0[0] = out_t ? bytes(obuf) : at[0];
-      ((row0[K + 1] = in_t[K + 1] || in_b[K + 1] ? bytes(std::get<K>(bufs)) : at[K + 1]), ...);
+      ((row0[K + 1] = in_buf[K + 1] ? bytes(std::get<K>(bufs)) : at[K + 1]), ...);
       if (whole_rows && n0 == detail::tile) {
         rows_at<detail::tile>(row0, step, n1, st, seq);
       } else if (whole_rows) {
@@ -573,12 +578,6 @@ struct kernel {
       o += step[0];
       ((in[K + 1] += step[K + 1]), ...);
     }
-  }
-
-  // Leaf K's value of each of n1 rows (src + j * s1) repeated n0 times into buf's rows.
-  template <std::size_t K>
-  static void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n1, char* buf) {
-    for (std::int64_t j = 0; j < n1; ++j) gather(src + j * s1, 0, n0, width<K>(), buf + j * n0 * width<K>());
   }
 };
 

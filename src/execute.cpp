@@ -94,6 +94,11 @@ dim_vector outer_dims(const loop_plan& p, std::size_t from) {
   return d;
 }
 
+// The plan size (elements times operands) from which a plan is taken to be beyond the
+// caches: tiles prefetch and rows are walked a few at a time. Below it the prefetches only
+// cost issue slots and one row's streams are served from cache.
+constexpr std::int64_t beyond_cache = std::int64_t{1} << 21;
+
 // Rows out of cache are walked a few at a time, a piece of each in turn: one row at a time
 // keeps two or three streams in flight (the output and an operand or two), and a single
 // stream cannot reach the memory bandwidth of this Zen 4 core. Measured standalone (one
@@ -101,13 +106,12 @@ dim_vector outer_dims(const loop_plan& p, std::size_t from) {
 // pieces of 64 elements 6.0 ms (a hand loop keeping 4 rows in registers: 6.1); by pieces of
 // 512, 9.4 ms, worse than one row; 8 rows by 128, 7.3 ms. The pieces go to the tile kernel as
 // runs of piece x rows tiles: one call a row per piece cost more than the streams gained.
-constexpr std::int64_t interleave_from = std::int64_t{1} << 21;  // elements times operands
 constexpr std::int64_t interleave_streams = 12;
 
 // Rows walked together (1: one at a time) for a plan whose rows are walked by a tile kernel.
 std::int64_t interleaved_rows(const loop_plan& p) {
   const auto nops = static_cast<std::size_t>(p.nops);
-  if (p.sizes.size() < 2 || p.numel * p.nops < interleave_from || p.sizes[0] < 2 * piece) return 1;
+  if (p.sizes.size() < 2 || p.numel * p.nops < beyond_cache || p.sizes[0] < 2 * piece) return 1;
   std::int64_t streams = 0;
   for (std::size_t k = 0; k < nops; ++k) {
     const std::int64_t s0 = std::abs(p.strides[k]), s1 = std::abs(p.strides[nops + k]);
@@ -213,9 +217,6 @@ class tile_walk {
   std::int64_t brow_, h_, bcol_, w_, ti_, tj_;
 };
 
-// The plan size (elements times operands) from which tiles prefetch: below it the operands
-// are in cache and the prefetches only cost issue slots.
-constexpr std::int64_t prefetch_from = std::int64_t{1} << 21;
 
 // Tiles [t0, t1) of a tiled plan, handed to tfn in runs. Tiles are numbered block by block
 // (dim 0's blocks fastest, dim 0's tiles fastest inside a block: a run is a block's row of
@@ -240,7 +241,7 @@ void run_tiles(const loop_plan& p, std::int64_t t0, std::int64_t t1, tile_fn tfn
   std::int64_t i2 = t0 % n2;
   std::int64_t step[max_operands];
   for (std::size_t k = 0; k < nops; ++k) step[k] = deep ? p.strides[2 * nops + k] : tile * s0[k];
-  tile_span sp{s0, s1, step, 0, 0, 0, p.nops, p.numel * p.nops >= prefetch_from};
+  tile_span sp{s0, s1, step, 0, 0, 0, p.nops, p.numel * p.nops >= beyond_cache};
   char* ptrs[max_operands];
   for (std::int64_t t = t0; t < t1;) {
     const std::int64_t i0 = at.i0(), j0 = at.j0();

@@ -267,6 +267,10 @@ void gather(const char* src, std::int64_t stride, std::int64_t n, std::int64_t w
     for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * w, src + i * stride, static_cast<std::size_t>(w));
 }
 
+void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n1, std::int64_t w, char* dst) {
+  for (std::int64_t j = 0; j < n1; ++j) gather(src + j * s1, 0, n0, w, dst + j * n0 * w);
+}
+
 void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count, std::int64_t c,
                   std::int64_t len, char* const* buf, const char** in) {
   std::uint64_t done = 0;  // operands already served by a channel group (count <= max_operands)
