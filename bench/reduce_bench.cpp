@@ -175,6 +175,25 @@ void colsum_strata(benchmark::State& s) {
   for (auto _ : s) out.assign(sum(x, {0}));
   bytes(s, M * M * 4);
 }
+// Narrow columns: sum(x, {0}) of x [2^18, 64] (rows of 256 bytes). The hand loop keeps the
+// 64 sums in four registers over blocks of 4096 rows.
+constexpr std::int64_t narrow = 64, narrow_rows = (std::int64_t{1} << 24) / narrow;
+void colsum_narrow_strata(benchmark::State& s) {
+  one_thread t;
+  auto x = filled({narrow_rows, narrow}, 1), out = zeros<float>({narrow});
+  for (auto _ : s) out.assign(sum(x, {0}));
+  bytes(s, narrow_rows * narrow * 4);
+}
+void colsum_narrow_hand(benchmark::State& s) {
+  auto x = filled({narrow_rows, narrow}, 1), out = zeros<float>({narrow});
+  for (auto _ : s) {
+    float* o = out.data_ptr();
+    for (std::int64_t j = 0; j < narrow; ++j) o[j] = 0;
+    hand::col_sums_stripe<4, 4096>(x.data_ptr(), narrow_rows, narrow, o);
+    benchmark::ClobberMemory();
+  }
+  bytes(s, narrow_rows * narrow * 4);
+}
 void colsum_hand(benchmark::State& s) {
   auto x = filled({M, M}, 1), out = zeros<float>({M});
   for (auto _ : s) {
@@ -284,6 +303,8 @@ BENCHMARK(rowsum_hand)->Unit(benchmark::kMillisecond);
 BENCHMARK(rowmean_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(colsum_hand)->Unit(benchmark::kMillisecond);
 BENCHMARK(colsum_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(colsum_narrow_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(colsum_narrow_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(rowsum_hand_1000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(rowmax_hand)->Unit(benchmark::kMicrosecond);
 BENCHMARK(rowmax_hand_plain)->Unit(benchmark::kMicrosecond);

@@ -88,6 +88,13 @@ void torch_W7b_sum(benchmark::State& s) {
   loop(s, [&] { at::sum_out(out, g, at::IntArrayRef{0, 1}); });
   bytes(s, B * J * K * 4);
 }
+// ---- narrow columns: sum(x, {0}), x [2^18, 64] ----
+void torch_colsum_narrow(benchmark::State& s) {
+  threads_guard t(1);
+  auto x = filled({(std::int64_t{1} << 24) / 64, 64}, 1), out = at::empty({64});
+  loop(s, [&] { at::sum_out(out, x, at::IntArrayRef{0}); });
+  bytes(s, (std::int64_t{1} << 24) * 4);
+}
 // ---- exp and W11 over 2^24 floats ----
 void torch_exp_out(benchmark::State& s) {
   threads_guard g(1);
@@ -192,6 +199,7 @@ BENCHMARK(torch_P210_add_out)->Unit(benchmark::kMillisecond);
 BENCHMARK(torch_W10_one_base)->Unit(benchmark::kMillisecond);
 BENCHMARK(torch_W7a_sum)->Unit(benchmark::kMillisecond);
 BENCHMARK(torch_W7b_sum)->Unit(benchmark::kMillisecond);
+BENCHMARK(torch_colsum_narrow)->Unit(benchmark::kMillisecond);
 BENCHMARK(torch_exp_out)->Unit(benchmark::kMillisecond);
 BENCHMARK(torch_W11)->Unit(benchmark::kMillisecond);
 BENCHMARK(torch_sum_rows)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();

@@ -72,6 +72,10 @@ def cases():
         g, out = filled(g_shape, 1), np.empty((1024,), np.float32)
         return lambda: np.sum(g, axis=(0, 1), out=out)
 
+    def colsum_narrow():
+        x, out = filled((N // 64, 64), 1), np.empty((64,), np.float32)
+        return lambda: np.sum(x, axis=0, out=out)
+
     def exp():
         a, out = filled((N,), -2), np.empty((N,), np.float32)
         return lambda: np.exp(a, out=out)
@@ -103,6 +107,7 @@ def cases():
         ("numpy_W10_one_base", 4 * M * 1024 * 4, w10),
         ("numpy_W7a_sum", 32 * 512 * 1024 * 4, w7a),
         ("numpy_W7b_sum", 32 * 512 * 1024 * 4, w7b),
+        ("numpy_colsum_narrow", N * 4, colsum_narrow),
         ("numpy_exp", 2 * N * 4, exp),
         ("numpy_W11", 4 * N * 4, w11),
         ("numpy_sum_rows", 1000 * 1000 * 4, rows(np.sum)),

@@ -104,6 +104,8 @@ CASES = [
     Case("rowcol", "mean(x, {1}) and sum(x, {0}), x [4096,4096]", ["rowmean_strata", "colsum_strata"],
          ["rowsum_hand", "colsum_hand"], targets=[T("colsum_strata", "rowmean_strata", 0.8)],
          headline="colsum_strata", headline_hand=["colsum_hand"]),
+    Case("colnarrow", "sum(x, {0}), x [2^18, 64] f32 (rows of 256 bytes)", ["colsum_narrow_strata"],
+         ["colsum_narrow_hand"], ["torch_colsum_narrow", "numpy_colsum_narrow"]),
     Case("Wsmall", "(a + b) * c - a over 100 floats, built and assigned each time",
          ["Wsmall_strata", "Wsmall_build_only", "Wsmall_assign_only", "Wsmall_tensor_copy"], ["Wsmall_hand"],
          targets=[T("Wsmall_strata", ("max_ns", 300), None)]),
