@@ -182,6 +182,43 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads", "[reduce][threads
   CHECK(one == two);
 }
 
+// Column sums of rows x cols small integers (exact in any order): element (r, c) = (r * 7 + c * 3) % 11 - 5.
+template <class T>
+std::vector<T> exact_column_sums(I rows, I cols, I scale) {
+  std::vector<T> s(static_cast<std::size_t>(cols), T(0));
+  for (I r = 0; r < rows; ++r)
+    for (I c = 0; c < cols; ++c) s[static_cast<std::size_t>(c)] += static_cast<T>(((r * 7 + c * 3) % 11 - 5) * scale);
+  return s;
+}
+template <class T>
+Tensor<T> small_integers(I rows, I cols) {
+  auto x = empty<T>({rows, cols});
+  T* p = x.data_ptr();
+  for (I r = 0; r < rows; ++r)
+    for (I c = 0; c < cols; ++c) p[r * cols + c] = static_cast<T>((r * 7 + c * 3) % 11 - 5);
+  return x;
+}
+
+TEST_CASE("outer sums: rows combined one at a time and eight at a time", "[reduce]") {
+  // Rows of up to 4 KiB of accumulators are combined one at a time, longer ones eight at a
+  // time in registers (by chunks of 4 KiB); 67 rows = 64-row blocks of 8 groups + 3 left.
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (I cols : {I{5}, I{1000}, I{1024}, I{1025}, I{2500}}) {
+      INFO("float, cols = " << cols << ", threads = " << threads);
+      auto x = small_integers<float>(67, cols);
+      CHECK(eval(sum(x, {0})).to_vector() == exact_column_sums<float>(67, cols, 1));
+      CHECK(eval(sum(x * 2.0f, {0})).to_vector() == exact_column_sums<float>(67, cols, 2));  // values through a buffer
+    }
+    for (I cols : {I{512}, I{513}, I{1300}}) {
+      INFO("double, cols = " << cols << ", threads = " << threads);
+      auto x = small_integers<double>(131, cols);
+      CHECK(eval(sum(x, {0})).to_vector() == exact_column_sums<double>(131, cols, 1));
+    }
+  }
+  set_num_threads(1);
+}
+
 TEST_CASE("a flat sum's leaves computed together give the bits of leaves computed one by one", "[reduce][threads]") {
   // A contiguous sum cuts its row into 4096-element leaves and computes up to 256 of them in
   // one call; rows of exactly 4096 elements that do not coalesce (a narrowed view) give the
