@@ -538,7 +538,8 @@ struct kernel {
     for (std::size_t k = 1; k <= N; ++k) transposes = transposes || in_t[k];
     // Pieces of rows with a single operand broadcast along them and nothing transposed (col in
     // col * row + c): that operand is read as one value a row, in a register, as a hand loop
-    // does, not from a filled buffer beside the streams (W4 measured 6.0 -> 5.5 ms).
+    // does, not from a filled buffer beside the streams (W4, same run: 5.39-5.61 -> 5.17-5.59
+    // ms, 0.89-0.91x -> 0.93-0.94x of the 4-rows hand loop).
     const std::size_t lone = whole_rows && n0 == piece && !transposes ? lone_broadcast(in_b) : 0;
     if (!transposes && !whole_rows) return run_tile_rows(&row, this, ptrs, sp, st);
     std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
@@ -720,6 +721,12 @@ void combine_rows(const A* const* v, A* __restrict acc, std::int64_t n) {
     acc[j] = Op::combine(acc[j], t[0]);
   }
 }
+/// acc[j] = combine(acc[j], v[j]) for j < n: one row into the accumulators (a plain loop the
+/// compiler unrolls as it would a hand-written one: four vectors loaded before they are added).
+template <class Op, class A>
+void combine_row(const A* __restrict v, A* __restrict acc, std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) acc[j] = Op::combine(acc[j], v[j]);
+}
 /// The same for a group of 1 <= rows <= outer_group rows.
 template <class Op, class A>
 void combine_rows(const A* const* v, std::int64_t rows, A* acc, std::int64_t n) {
@@ -831,7 +838,9 @@ struct reduction_kernels {
     if (n <= chunk) {
       // Rows of up to 4 KiB one at a time, each combined straight into the accumulators: the
       // rows are read in memory order, one stream. Measured (one thread, 2^24 floats from
-      // DRAM): W7b's 4 KiB rows 2.6 -> 2.3 ms; rows of 64-512 floats 10.4-4.6 -> 2.8-3.3 ms.
+      // DRAM): W7b's 4 KiB rows 2.6 -> 1.9-2.0 ms (the one-row hand loop: 1.7-1.8; with the
+      // combine loop kept at two vectors an iteration, 2.3-2.5); rows of 64-512 floats
+      // 10.4-4.6 -> 2.6-3.3 ms.
       // Eight rows a vector at a time keep eight streams; it pays only for longer rows (16 KiB
       // rows of [4096, 4096]: 2.5 ms against 3.2 one at a time).
       for (std::int64_t r = 0; r < rows; ++r)
@@ -839,8 +848,7 @@ struct reduction_kernels {
           const std::int64_t m = n - c < chunk ? n - c : chunk;
           char* p[max_operands];
           for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k] + r * row_step[k] + c * s[k];
-          const A* v = self.src.values(p, s, m, buf[0].data, st);
-          combine_rows<Op, 1>(&v, static_cast<A*>(acc) + c, m);
+          combine_row<Op>(self.src.values(p, s, m, buf[0].data, st), static_cast<A*>(acc) + c, m);
         }
       return;
     }
