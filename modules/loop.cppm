@@ -577,10 +577,17 @@ struct kernel {
     }
   }
 
-  // The one operand (1 + leaf) with in_b set, or 0 when none or several are. Expressions with
-  // vector math keep the buffer (they are bound by the math, and each variant instantiates it).
+  // Expressions read a lone broadcast operand as a value when they have at most this many
+  // leaves: each leaf's variant instantiates the expression's loop again (measured +0.04 s of
+  // -O3 compile time a leaf: W2's five leaves took 0.93 -> 1.11 s), and the shapes it serves
+  // are short (col * row + c, a scale and a shift).
+  static constexpr bool lone_variants = !uses_vmath<E>() && N <= 3;
+
+  // The one operand (1 + leaf) with in_b set, or 0 when none or several are (or when the
+  // expression has no variants: vector math is bound by the math, long expressions by their
+  // compile time).
   static std::size_t lone_broadcast(const bool* in_b) {
-    if constexpr (uses_vmath<E>()) {
+    if constexpr (!lone_variants) {
       return 0;
     } else {
       std::size_t lone = 0, count = 0;
@@ -593,7 +600,7 @@ struct kernel {
   template <std::int64_t L, std::size_t... K>
   void rows_lone(char* const* row0, const std::int64_t* step, std::int64_t n1, loop_status* st, std::size_t lone,
                  std::index_sequence<K...> seq) const {
-    if constexpr (!uses_vmath<E>()) ((lone == K + 1 ? rows_at<L, K + 1>(row0, step, n1, st, seq) : void()), ...);
+    if constexpr (lone_variants) ((lone == K + 1 ? rows_at<L, K + 1>(row0, step, n1, st, seq) : void()), ...);
   }
   // Leaf K's row as rows_at reads it: in place, or, when it is operand B, its one value.
   template <std::size_t B, std::size_t K>
