@@ -502,8 +502,11 @@ std::int64_t interleaved_errors(std::int64_t r, std::int64_t c) {
   const Tensor<T> a = cast<T>(arange(r * c).view({r, c}) % 89);
   const Tensor<T> wide = cast<T>(arange(r * 2 * c).view({r, 2 * c}) % 83);
   Tensor<T> outer = empty<T>({r, c}), plus = empty<T>({r, c}), every_other = empty<T>({r, c});
+  Tensor<T> four = empty<T>({r, c}), two_cols = empty<T>({r, c});
   Tensor<double> mixed = empty<double>({r, c});
-  outer.assign(col * row + a);
+  outer.assign(col * row + a);  // one broadcast operand, three leaves: read as a value
+  four.assign(col * row + a - row);  // four leaves: the broadcast operand through its buffer
+  two_cols.assign(col * row + col);  // two broadcast operands: both through buffers
   plus.assign(a + row.view({c}));
   every_other.assign(wide.slice(1, 1, {}, 2) - a);
   mixed.assign(cast<std::int8_t>(col) * cast<float>(row) + cast<double>(a));
@@ -513,6 +516,8 @@ std::int64_t interleaved_errors(std::int64_t r, std::int64_t c) {
     for (std::int64_t j = 0; j < c; ++j) {
       const std::int64_t at = i * c + j;
       wrong += outer.data_ptr()[at] != static_cast<T>(pc[i] * pr[j] + pa[at]);
+      wrong += four.data_ptr()[at] != static_cast<T>(pc[i] * pr[j] + pa[at] - pr[j]);
+      wrong += two_cols.data_ptr()[at] != static_cast<T>(pc[i] * pr[j] + pc[i]);
       wrong += plus.data_ptr()[at] != static_cast<T>(pa[at] + pr[j]);
       wrong += every_other.data_ptr()[at] != static_cast<T>(pw[i * 2 * c + 2 * j + 1] - pa[at]);
       wrong += mixed.data_ptr()[at] != static_cast<double>(static_cast<std::int8_t>(pc[i])) * static_cast<double>(static_cast<float>(pr[j])) +
