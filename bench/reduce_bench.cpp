@@ -176,7 +176,7 @@ void colsum_strata(benchmark::State& s) {
   bytes(s, M * M * 4);
 }
 // Narrow columns: sum(x, {0}) of x [2^18, 64] (rows of 256 bytes). The hand loop keeps the
-// 64 sums in four registers over blocks of 4096 rows.
+// 64 sums in registers (four with AVX-512) over blocks of 4096 rows.
 constexpr std::int64_t narrow = 64, narrow_rows = (std::int64_t{1} << 24) / narrow;
 void colsum_narrow_strata(benchmark::State& s) {
   one_thread t;

@@ -245,7 +245,7 @@ inline constexpr std::int64_t reduce_chunk = 512;    ///< elements evaluated at 
 inline constexpr std::int64_t reduce_block = 4096;   ///< inner reductions: elements per tree leaf
 inline constexpr std::int64_t reduce_rows = 64;      ///< outer reductions: rows per tree leaf
 inline constexpr std::int64_t outer_segment = 4096;  ///< outer reductions: kept elements per task
-inline constexpr std::int64_t outer_group = 8;       ///< outer reductions: rows combined in registers
+inline constexpr std::int64_t outer_group = 8;       ///< outer reductions: long rows combined in registers
 inline constexpr int parallel_split = 16;            ///< tree leaves' groups that may run in parallel
 
 /// Runs the reduction planned in p (operand 0: the accumulator-typed output, stride 0 along
@@ -505,8 +505,9 @@ struct kernel {
   static bool transposed(std::int64_t s0, std::int64_t s1, std::int64_t w) { return s1 == w && s0 != w && s0 != 0; }
 
   /// A run of tiles: transposed operands are transposed into L1 buffers in register-sized
-  /// blocks first and operands broadcast along dim 0 filled into them, so every row runs on
-  /// unit-stride data; a transposed output is written to a buffer and transposed back.
+  /// blocks first and operands broadcast along dim 0 filled into them (or, alone in pieces of
+  /// rows, read as a value), so every row runs on unit-stride data; a transposed output is
+  /// written to a buffer and transposed back.
   static void tile(const void* ctx, char* const* ptrs, const tile_span& sp, loop_status* st) {
     const auto& self = *static_cast<const kernel*>(ctx);
     if constexpr (all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
@@ -525,7 +526,8 @@ struct kernel {
     if (n0 * n1 > cap) return run_tile_rows(&row, this, ptrs, sp, st);
     const bool out_t = transposed(s0[0], s1[0], sizeof(O));
     const bool in_t[N + 1] = {false, transposed(s0[K + 1], s1[K + 1], sizeof(typename leaf_at<K, leaves>::type))...};
-    // Broadcast along dim 0 (col in col * row + c): each row's one value, filled into a buffer.
+    // Broadcast along dim 0 (col in col * row + c): each row's one value, filled into a buffer
+    // (or read as a value: `lone` below).
     const bool in_b[N + 1] = {false, (s0[K + 1] == 0 && n0 > 1)...};
     // Transposed and broadcast inputs into [n1][n0] buffers; the rest read in place.
     const bool in_buf[N + 1] = {false, (in_t[K + 1] || in_b[K + 1])...};
@@ -538,8 +540,8 @@ struct kernel {
     for (std::size_t k = 1; k <= N; ++k) transposes = transposes || in_t[k];
     // Pieces of rows with a single operand broadcast along them and nothing transposed (col in
     // col * row + c): that operand is read as one value a row, in a register, as a hand loop
-    // does, not from a filled buffer beside the streams (W4, same run: 5.39-5.61 -> 5.17-5.59
-    // ms, 0.89-0.91x -> 0.93-0.94x of the 4-rows hand loop).
+    // does, not from a filled buffer beside the streams (W4, builds run alternately: 5.39-5.48
+    // -> 5.08-5.59 ms; within a run 0.89-0.91x -> 0.93-0.95x of the 4-rows hand loop).
     const std::size_t lone = whole_rows && n0 == piece && !transposes ? lone_broadcast(in_b) : 0;
     if (!transposes && !whole_rows) return run_tile_rows(&row, this, ptrs, sp, st);
     std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
@@ -850,13 +852,11 @@ struct reduction_kernels {
       // 10.4-4.6 -> 2.6-3.3 ms.
       // Eight rows a vector at a time keep eight streams; it pays only for longer rows (16 KiB
       // rows of [4096, 4096]: 2.5 ms against 3.2 one at a time).
-      for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t c = 0; c < n; c += chunk) {
-          const std::int64_t m = n - c < chunk ? n - c : chunk;
-          char* p[max_operands];
-          for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k] + r * row_step[k] + c * s[k];
-          combine_row<Op>(self.src.values(p, s, m, buf[0].data, st), static_cast<A*>(acc) + c, m);
-        }
+      for (std::int64_t r = 0; r < rows; ++r) {
+        char* p[max_operands];
+        for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k] + r * row_step[k];
+        combine_row<Op>(self.src.values(p, s, n, buf[0].data, st), static_cast<A*>(acc), n);
+      }
       return;
     }
     for (std::int64_t r0 = 0; r0 < rows; r0 += outer_group) {

@@ -603,7 +603,8 @@ class reduction {
   // scratch of narrow outputs stays small (W7b's 1024 outputs: 0.7 MB, not 2.8 MB of fresh
   // pages a call).
   std::int64_t level_bytes() const {
-    return (std::min(outer_segment, p_.sizes[0]) * w_ + 63) / 64 * 64 + 64;
+    const std::int64_t b = (std::min(outer_segment, p_.sizes[0]) * w_ + 63) / 64 * 64 + 64;
+    return b % 4096 == 0 ? b + 64 : b;
   }
 
   void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
@@ -611,9 +612,10 @@ class reduction {
     odometer rows(p_, red_.data(), red_.size());
     const std::int64_t r0 = b * reduce_rows, r1 = std::min(rows.count(), r0 + reduce_rows);
     rows.seek(base, r0);
-    // Runs of rows along the innermost reduced dim go to the kernel in one call, which sums
-    // them outer_group at a time in registers before they meet the accumulators. The runs
-    // depend on the block alone: the same bits for any thread count.
+    // Runs of rows along the innermost reduced dim go to the kernel in one call, which adds
+    // them to the accumulators one at a time (rows of up to 4 KiB of accumulators) or
+    // outer_group at a time summed in registers first. The runs depend on the block alone:
+    // the same bits for any thread count.
     static constexpr std::int64_t no_step[max_operands] = {};
     const std::int64_t* row_step = red_.empty() ? no_step : &p_.strides[static_cast<std::size_t>(red_[0]) * nops_];
     for (std::int64_t r = r0; r < r1;) {

@@ -158,6 +158,8 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads", "[reduce][threads
   std::normal_distribution<float> dist;
   auto x = empty<float>({300, 700});
   for (float& v : std::span<float>(x.data_ptr(), 300 * 700)) v = dist(gen);
+  auto wide = empty<float>({300, 2000});
+  for (float& v : std::span<float>(wide.data_ptr(), 300 * 2000)) v = dist(gen);
   auto long_row = empty<float>({1'000'123});  // 245 leaves of 4096 and a short one
   for (float& v : std::span<float>(long_row.data_ptr(), 1'000'123)) v = dist(gen);
   auto run_all = [&] {
@@ -169,8 +171,11 @@ TEST_CASE("results are bitwise identical for 1 and 2 threads", "[reduce][threads
     r.push_back(eval(mean(x * x, {0}, true)).to_vector());
     r.push_back(eval(sum(x.view({30, 10, 700}), {0, 2})).to_vector());
     r.push_back(eval(amax(x, {0})).to_vector());
-    // Runs of 10 rows along a reduced dim that does not coalesce with the other (groups of 8 + 2).
+    // Runs of 10 rows along a reduced dim that does not coalesce with the other.
     r.push_back(eval(sum(x.view({30, 10, 700}).permute({1, 0, 2}), {0, 1})).to_vector());
+    // Rows of more than 4 KiB of accumulators: summed 8 at a time in registers (groups of 8 + 4).
+    r.push_back(eval(sum(wide, {0})).to_vector());
+    r.push_back(eval(sum(wide.view({30, 10, 2000}).permute({1, 0, 2}), {0, 1})).to_vector());
     r.push_back(eval(sum(long_row)).to_vector());
     return r;
   };
