@@ -217,7 +217,6 @@ class tile_walk {
   std::int64_t brow_, h_, bcol_, w_, ti_, tj_;
 };
 
-
 // Tiles [t0, t1) of a tiled plan, handed to tfn in runs. Tiles are numbered block by block
 // (dim 0's blocks fastest, dim 0's tiles fastest inside a block: a run is a block's row of
 // whole tiles), then the outer dims; but when dim 2 is short-strided in every operand
