@@ -544,24 +544,28 @@ struct kernel {
     // -> 5.08-5.59 ms; within a run 0.89-0.91x -> 0.93-0.95x of the 4-rows hand loop).
     const std::size_t lone = whole_rows && n0 == piece && !transposes ? lone_broadcast(in_b) : 0;
     if (!transposes && !whole_rows) return run_tile_rows(&row, this, ptrs, sp, st);
+    // What goes through buffers once `lone` reads in place: broadcast operands filled, and
+    // those or transposed ones read from their buffers.
+    const bool filled[N + 1] = {false, (in_b[K + 1] && K + 1 != lone)...};
+    const bool from_buf[N + 1] = {false, (in_t[K + 1] || filled[K + 1])...};
     std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
     chunk_buffer<O, cap> obuf;
     // Row j of operand k starts at row0[k] + j * step[k] (in its buffer or in place).
     std::int64_t step[N + 1];
     step[0] = out_t ? n0 * static_cast<std::int64_t>(sizeof(O)) : s1[0];
-    ((step[K + 1] = in_buf[K + 1] && K + 1 != lone ? n0 * width<K>() : s1[K + 1]), ...);
+    ((step[K + 1] = from_buf[K + 1] ? n0 * width<K>() : s1[K + 1]), ...);
     for (std::int64_t c = 0; c < sp.count; ++c) {
       if (sp.prefetch) prefetch_tile(ptrs, sp, c);
       char* at[N + 1];
       for (std::size_t k = 0; k <= N; ++k) at[k] = ptrs[k] + c * sp.step[k];
       ((in_t[K + 1] ? transpose_in(at[K + 1], s0[K + 1], width<K>(), bytes(std::get<K>(bufs)), n0, n1) : void()), ...);
       // (refilled only when the run moves the operand: along dim 2, not along dim 0)
-      ((in_b[K + 1] && K + 1 != lone && (c == 0 || sp.step[K + 1] != 0) ? fill_rows(at[K + 1], s1[K + 1], n0, n1, width<K>(), bytes(std::get<K>(bufs)))
+      ((filled[K + 1] && (c == 0 || sp.step[K + 1] != 0) ? fill_rows(at[K + 1], s1[K + 1], n0, n1, width<K>(), bytes(std::get<K>(bufs)))
                                                         : void()),
        ...);
       char* row0[N + 1];
       row0[0] = out_t ? bytes(obuf) : at[0];
-      ((row0[K + 1] = in_buf[K + 1] && K + 1 != lone ? bytes(std::get<K>(bufs)) : at[K + 1]), ...);
+      ((row0[K + 1] = from_buf[K + 1] ? bytes(std::get<K>(bufs)) : at[K + 1]), ...);
       if (lone) {
         rows_lone<piece>(row0, step, n1, st, lone, seq);
       } else if (whole_rows && n0 == detail::tile) {
