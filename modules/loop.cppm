@@ -361,14 +361,30 @@ struct strided_ptr {
 void gather(const char* src, std::int64_t stride, std::int64_t n, std::int64_t w, char* dst);
 /// Row j of dst (n0 elements of w bytes) = n0 copies of the element at src + j * s1, j < n1.
 void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n1, std::int64_t w, char* dst);
-/// One chunk of a row's operands as unit-stride arrays: in[k] = operand k's elements
-/// [c, c + len) (ptrs[k], byte stride s[k], w[k] bytes each), in place when unit-stride, else
-/// a buffer: buf[k] (a broadcast operand's already holds its value), or the buffer of an
-/// earlier operand that reads the same elements. Operands
-/// of stride 3 (4- or 8-byte elements): channels of the same data come out of the same vector
-/// loads, single channels of different data are read in one loop, up to four at a time.
-void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count, std::int64_t c,
-                  std::int64_t len, char* const* buf, const char** in);
+/// One step of moving a row's strided operands into the buffers of the row loop, for any chunk
+/// of the row (worked out once a row by plan_gather, run for each chunk by gather_jobs).
+struct gather_job {
+  /// A strided operand; a channel group (channels of the same stride-3 data read from the same
+  /// vector loads); single channels of up to four stride-3 operands read in one loop.
+  enum class kind : std::uint8_t { strided, channels, streams };
+  kind how;
+  int count;            ///< streams: how many; channels: bit c for channel c
+  std::int64_t stride;  ///< bytes between elements, the same for every source of the job
+  std::int64_t w;       ///< bytes an element
+  const char* src[4];   ///< element 0 of each source (channels: of the lowest channel)
+  char* dst[4];         ///< each source's buffer (channels: by channel, null for one not read)
+};
+/// Plans a row of count operands (ptrs[k], byte stride s[k], w[k] bytes each) for the row
+/// loop: in[k] = buf[k] for an operand read through a buffer (a broadcast operand's already
+/// holds its value), or the buffer of an earlier operand that reads the same elements; unit-
+/// stride operands are left to the caller (read in place). Writes the jobs that fill the
+/// buffers to jobs (at most count) and returns how many. Operands of stride 3 (4- or 8-byte
+/// elements): channels of the same data come out of the same vector loads, single channels of
+/// different data are read in one loop, up to four at a time.
+std::size_t plan_gather(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count,
+                        char* const* buf, const char** in, gather_job* jobs);
+/// Runs the jobs for elements [c, c + len) of a row of n elements.
+void gather_jobs(const gather_job* jobs, std::size_t count, std::int64_t c, std::int64_t len, std::int64_t n);
 /// The element at dst + i * stride = src[i], i < n.
 void scatter(const char* src, std::int64_t n, std::int64_t w, char* dst, std::int64_t stride);
 /// dst[j * n0 + i] = element (i, j) at src + i * s0 + j * w (i < n0, j < n1): a tile read
@@ -458,12 +474,13 @@ struct kernel {
       char* const bp[N + 1] = {bytes(std::get<K>(bufs))..., nullptr};
       // Broadcast (stride-0) operands hold one value for the whole row: filled once.
       ((s[K + 1] == 0 ? gather(ptrs[K + 1], 0, n < chunk ? n : chunk, width<K>(), bp[K]) : void()), ...);
-      const bool strided = (false || ... || (s[K + 1] != 0 && s[K + 1] != width<K>()));
       const char* in[N + 1];
+      gather_job jobs[N + 1];
+      const std::size_t njobs = plan_gather(ptrs + 1, s + 1, widths, N, bp, in, jobs);
       for (std::int64_t c = 0; c < n; c += chunk) {
         const std::int64_t len = n - c < chunk ? n - c : chunk;
-        if (strided) gather_chunk(ptrs + 1, s + 1, widths, N, c, len, bp, in);
-        else ((in[K] = s[K + 1] == 0 ? bp[K] : ptrs[K + 1] + c * s[K + 1]), ...);
+        if (njobs != 0) gather_jobs(jobs, njobs, c, len, n);
+        ((in[K] = s[K + 1] == width<K>() ? ptrs[K + 1] + c * s[K + 1] : in[K]), ...);
         const auto p = args(std::make_tuple(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(in[K])...), st);
         if (s[0] == sizeof(O)) {
           plain(reinterpret_cast<O*>(ptrs[0]) + c, p, len);

@@ -54,17 +54,23 @@ void load3(const char* src, std::int64_t i, vec3<W>& a, vec3<W>& b, vec3<W>& c) 
   std::memcpy(&c, src + (3 * i + 2 * B) * W, sizeof c);
 }
 
+// The element a block of vectors may end at (exclusive), for n elements of an operand with
+// room elements from the first on (those after n belong to later chunks of the row): a block
+// of B elements from i reads up to element 3 * (i + B) - 1 of its data, so it is loaded only
+// when element i + B exists and the loads never leave the span of the operand at the base.
+inline std::int64_t block_end(std::int64_t n, std::int64_t room) { return room > n ? n : n - 1; }
+
 // The channels k in Mask (bit k) of one operand's interleaved data: dst[k][i] = src[3 * i + k],
-// i < n, all from the same vectors. A block is loaded only when element 3 * (i + B) exists,
-// so the loads never leave the span of the operand that starts at src. (Neither loop is
-// unrolled: measured faster on this memory-bound loop, W10 of bench/fusion_bench.)
+// i < n, all from the same vectors (room: as block_end). (Neither loop is unrolled: measured
+// faster on this memory-bound loop, W10 of bench/fusion_bench.)
 template <std::int64_t W, unsigned Mask>
-void gather3(const char* __restrict src, std::int64_t n, char* __restrict d0, char* __restrict d1,
-             char* __restrict d2) {
+void gather3(const char* __restrict src, std::int64_t n, std::int64_t room, char* __restrict d0,
+             char* __restrict d1, char* __restrict d2) {
   std::int64_t i = 0;
   if constexpr (W == 4 || W == 8) {
+    const std::int64_t end = block_end(n, room);
 #pragma clang loop unroll(disable)
-    for (; i + 64 / W < n; i += 64 / W) {
+    for (; i + 64 / W <= end; i += 64 / W) {
       vec3<W> a, b, c;
       load3<W>(src, i, a, b, c);
       if constexpr ((Mask & 1u) != 0) take_channel<W, 0>(a, b, c, i, d0);
@@ -82,23 +88,24 @@ void gather3(const char* __restrict src, std::int64_t n, char* __restrict d0, ch
 
 // gather3 for the channels in mask (two or three of them).
 template <std::int64_t W>
-void gather3_channels(const char* src, std::int64_t n, unsigned mask, char* const* d) {
+void gather3_channels(const char* src, std::int64_t n, std::int64_t room, unsigned mask, char* const* d) {
   char* const d0 = d[0];
   char* const d1 = d[1];
   char* const d2 = d[2];
   switch (mask) {
-    case 3: return gather3<W, 3>(src, n, d0, d1, d2);
-    case 5: return gather3<W, 5>(src, n, d0, d1, d2);
-    case 6: return gather3<W, 6>(src, n, d0, d1, d2);
-    default: return gather3<W, 7>(src, n, d0, d1, d2);
+    case 3: return gather3<W, 3>(src, n, room, d0, d1, d2);
+    case 5: return gather3<W, 5>(src, n, room, d0, d1, d2);
+    case 6: return gather3<W, 6>(src, n, room, d0, d1, d2);
+    default: return gather3<W, 7>(src, n, room, d0, d1, d2);
   }
 }
 
 // Channel 0 of C operands of different interleaved data at once: dst[k][i] = src[k][3 * i],
-// i < n, k < C. One loop over all C streams keeps them all in flight; gathered one after
-// another, each stream would wait on memory alone (W10 three bases: 8% faster than that).
+// i < n, k < C (room: as block_end). One loop over all C streams keeps them all in flight;
+// gathered one after another, each stream would wait on memory alone (W10 three bases: 8%
+// faster than that).
 template <std::int64_t W, int C>
-void gather3_streams(const char* const* src, std::int64_t n, char* const* dst) {
+void gather3_streams(const char* const* src, std::int64_t n, std::int64_t room, char* const* dst) {
   const char* s[C];
   char* d[C];
   for (int k = 0; k < C; ++k) {
@@ -106,8 +113,9 @@ void gather3_streams(const char* const* src, std::int64_t n, char* const* dst) {
     d[k] = dst[k];
   }
   std::int64_t i = 0;
+  const std::int64_t end = block_end(n, room);
 #pragma clang loop unroll(disable)
-  for (; i + 64 / W < n; i += 64 / W) {
+  for (; i + 64 / W <= end; i += 64 / W) {
     for (int k = 0; k < C; ++k) {
       vec3<W> a, b, c;
       load3<W>(s[k], i, a, b, c);
@@ -119,34 +127,16 @@ void gather3_streams(const char* const* src, std::int64_t n, char* const* dst) {
     for (int k = 0; k < C; ++k) std::memcpy(d[k] + i * W, s[k] + 3 * i * W, W);
 }
 
-// Single channels of stride-3 operands of W bytes (4 or 8), gathered up to four at a time.
-struct channel_batch {
-  std::int64_t w;
-  const char* src[4] = {};
-  char* dst[4] = {};
-  int count = 0;
-
-  void add(const char* s, char* d, std::int64_t n) {
-    src[count] = s;
-    dst[count] = d;
-    if (++count == 4) run(n);
+// gather3_streams for C = count streams (1 to 4).
+template <std::int64_t W>
+void gather3_batch(const char* const* src, int count, std::int64_t n, std::int64_t room, char* const* dst) {
+  switch (count) {
+    case 1: return gather3_streams<W, 1>(src, n, room, dst);
+    case 2: return gather3_streams<W, 2>(src, n, room, dst);
+    case 3: return gather3_streams<W, 3>(src, n, room, dst);
+    default: return gather3_streams<W, 4>(src, n, room, dst);
   }
-  void run(std::int64_t n) {
-    if (w == 4) run_w<4>(n);
-    else run_w<8>(n);
-    count = 0;
-  }
-  template <std::int64_t W>
-  void run_w(std::int64_t n) const {
-    switch (count) {
-      case 0: return;
-      case 1: return gather3_streams<W, 1>(src, n, dst);
-      case 2: return gather3_streams<W, 2>(src, n, dst);
-      case 3: return gather3_streams<W, 3>(src, n, dst);
-      default: return gather3_streams<W, 4>(src, n, dst);
-    }
-  }
-};
+}
 
 // gather() for W-byte elements: strides of 0 (a fill), 2, 3 and 4 elements take loops that
 // vectorise.
@@ -159,7 +149,7 @@ void gather_w(const char* src, std::int64_t stride, std::int64_t n, char* __rest
   } else if (stride == 2 * W) {
     for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * W, src + 2 * i * W, W);
   } else if (stride == 3 * W) {
-    gather3<W, 1>(src, n, dst, nullptr, nullptr);
+    gather3<W, 1>(src, n, n, dst, nullptr, nullptr);
   } else if (stride == 4 * W) {
     for (std::int64_t i = 0; i < n; ++i) std::memcpy(dst + i * W, src + 4 * i * W, W);
   } else {
@@ -271,58 +261,81 @@ void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n
   for (std::int64_t j = 0; j < n1; ++j) gather(src + j * s1, 0, n0, w, dst + j * n0 * w);
 }
 
-void gather_chunk(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count, std::int64_t c,
-                  std::int64_t len, char* const* buf, const char** in) {
+std::size_t plan_gather(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count,
+                        char* const* buf, const char** in, gather_job* jobs) {
+  std::size_t njobs = 0;
   std::uint64_t done = 0;  // operands already served by a channel group (count <= max_operands)
-  channel_batch singles[2] = {{4}, {8}};  // single channels of stride 3 by element width
+  gather_job* singles[2] = {nullptr, nullptr};  // the open batch of single channels, by width 4 / 8
   for (std::size_t k = 0; k < count; ++k) {
     if ((done >> k) & 1u) continue;
     const std::int64_t wk = w[k], sk = s[k];
-    const char* p = ptrs[k] + c * sk;
-    if (sk == wk) {
-      in[k] = p;
-      continue;
-    }
+    if (sk == wk) continue;  // read in place
     in[k] = buf[k];
     if (sk == 0) continue;  // a broadcast operand: its buffer holds the row's value
-    if (sk == 3 * wk && (wk == 4 || wk == 8)) {
-      // Operands reading other channels of the same interleaved data (the same stride, at most
-      // two elements apart): gathered in one pass over the shared vectors. Offsets are
-      // compared as addresses. The vector loads stay in the span of the operand at the base
-      // (the lowest channel); the scalar tail reads each channel's own elements.
-      const auto at = [&](std::size_t j) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(ptrs[j])); };
-      const auto near = [&](std::size_t j) {
-        const std::int64_t d = at(j) - at(k);
-        return !((done >> j) & 1u) && s[j] == sk && w[j] == wk && d >= -2 * wk && d <= 2 * wk && d % wk == 0;
-      };
-      std::int64_t lo = 0;
-      for (std::size_t j = k + 1; j < count; ++j)
-        if (near(j) && at(j) - at(k) < lo) lo = at(j) - at(k);
-      char* dst[3] = {nullptr, nullptr, nullptr};
-      unsigned mask = 0;
-      for (std::size_t j = k; j < count; ++j) {
-        if (j != k && !near(j)) continue;
-        const std::int64_t slot = (at(j) - at(k) - lo) / wk;
-        if (slot > 2) continue;
-        if (dst[slot] == nullptr) {
-          dst[slot] = buf[j];
-          mask |= 1u << slot;
-        }
-        in[j] = dst[slot];  // the same channel read twice shares one buffer
-        done |= std::uint64_t{1} << j;
-      }
-      if (mask == 1) {  // one channel of its data: read beside the other operands' single channels
-        singles[wk == 4 ? 0 : 1].add(p, dst[0], len);
-      } else if (wk == 4) {
-        gather3_channels<4>(p + lo, len, mask, dst);
-      } else {
-        gather3_channels<8>(p + lo, len, mask, dst);
-      }
+    if (sk != 3 * wk || (wk != 4 && wk != 8)) {
+      jobs[njobs++] = {gather_job::kind::strided, 1, sk, wk, {ptrs[k]}, {buf[k]}};
       continue;
     }
-    gather(p, sk, len, wk, buf[k]);
+    // Operands reading other channels of the same interleaved data (the same stride, at most
+    // two elements apart): gathered in one pass over the shared vectors. Offsets are compared
+    // as addresses. The vector loads stay in the span of the operand at the base (the lowest
+    // channel); the scalar tail reads each channel's own elements.
+    const auto at = [&](std::size_t j) { return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(ptrs[j])); };
+    const auto near = [&](std::size_t j) {
+      const std::int64_t d = at(j) - at(k);
+      return !((done >> j) & 1u) && s[j] == sk && w[j] == wk && d >= -2 * wk && d <= 2 * wk && d % wk == 0;
+    };
+    std::int64_t lo = 0;
+    for (std::size_t j = k + 1; j < count; ++j)
+      if (near(j) && at(j) - at(k) < lo) lo = at(j) - at(k);
+    gather_job g{gather_job::kind::channels, 0, sk, wk, {ptrs[k] + lo}, {nullptr, nullptr, nullptr, nullptr}};
+    for (std::size_t j = k; j < count; ++j) {
+      if (j != k && !near(j)) continue;
+      const std::int64_t slot = (at(j) - at(k) - lo) / wk;
+      if (slot > 2) continue;
+      if (g.dst[slot] == nullptr) {
+        g.dst[slot] = buf[j];
+        g.count |= 1 << slot;
+      }
+      in[j] = g.dst[slot];  // the same channel read twice shares one buffer
+      done |= std::uint64_t{1} << j;
+    }
+    if (g.count != 1) {
+      jobs[njobs++] = g;
+      continue;
+    }
+    // One channel of its data: read beside the other operands' single channels.
+    gather_job*& b = singles[wk == 4 ? 0 : 1];
+    if (b == nullptr || b->count == 4) {
+      b = &jobs[njobs++];
+      *b = {gather_job::kind::streams, 0, sk, wk, {}, {}};
+    }
+    b->src[b->count] = ptrs[k];
+    b->dst[b->count] = buf[k];
+    ++b->count;
   }
-  for (channel_batch& b : singles) b.run(len);
+  return njobs;
+}
+
+void gather_jobs(const gather_job* jobs, std::size_t count, std::int64_t c, std::int64_t len, std::int64_t n) {
+  for (std::size_t j = 0; j < count; ++j) {
+    const gather_job& g = jobs[j];
+    const std::int64_t at = c * g.stride;
+    switch (g.how) {
+      case gather_job::kind::strided: gather(g.src[0] + at, g.stride, len, g.w, g.dst[0]); break;
+      case gather_job::kind::channels:
+        if (g.w == 4) gather3_channels<4>(g.src[0] + at, len, n - c, static_cast<unsigned>(g.count), g.dst);
+        else gather3_channels<8>(g.src[0] + at, len, n - c, static_cast<unsigned>(g.count), g.dst);
+        break;
+      case gather_job::kind::streams: {
+        const char* src[4];
+        for (int k = 0; k < g.count; ++k) src[k] = g.src[k] + at;
+        if (g.w == 4) gather3_batch<4>(src, g.count, len, n - c, g.dst);
+        else gather3_batch<8>(src, g.count, len, n - c, g.dst);
+        break;
+      }
+    }
+  }
 }
 
 void scatter(const char* src, std::int64_t n, std::int64_t w, char* dst, std::int64_t stride) {
