@@ -377,9 +377,11 @@ void check_channel_mix(std::int64_t n) {
 }
 }  // namespace
 
-// (Rows of 3 * n elements run in chunks of 512: a chunk's vector blocks may read into the
-// next chunk, and only the last chunk stops short of the row's end; with n = 1024 the tensor
-// ends exactly at its allocation's end, where AddressSanitizer would see a read past it.)
+// (The [3, n] channels coalesce into one row of 3 * n elements, run in chunks of 512: a
+// chunk's last vector block may read the two values interleaved after its last element, only
+// the row's last chunk stops a block short. n = 1024 is kept for AddressSanitizer: its last
+// chunk is a full 512, a multiple of both block sizes, and 9 * n elements fill the storage's
+// 64-byte rounding exactly, so a block reading past the row is a reported heap overflow.)
 TEST_CASE("channels of the same interleaved data read together in one expression", "[expr]") {
   for (std::int64_t n : {1, 7, 8, 9, 15, 16, 17, 33, 100, 513, 1000, 1024}) {
     check_channel_mix<float>(n);
@@ -392,20 +394,30 @@ TEST_CASE("channels of the same interleaved data read together in one expression
 namespace {
 // Single channels of different interleaved data in one expression (read in one loop, up to
 // four at a time): five operands (four, then one), a channel pair of one tensor beside
-// channels of others, and 4- and 8-byte operands mixed; every element checked against at().
+// channels of others, 4- and 8-byte operands mixed (a group of 8-byte channels; single
+// channels of both widths interleaved, so two batches are open at once), and a lone channel
+// read twice; every element checked against at().
 template <class T>
 void check_channel_streams(std::int64_t n) {
   INFO("type " << dtype_name(dtype_v<T>) << ", " << n << " pixels");
   std::vector<Tensor<T>> xs;
   for (std::int64_t k = 0; k < 5; ++k) xs.push_back(cast<T>((arange(9 * n).view({3, 3 * n}) * (k + 1) + k) % 251));
   const Tensor<double> xd = (arange(9 * n).view({3, 3 * n}) % 7) * 0.5;
+  const Tensor<double> xe = (arange(9 * n).view({3, 3 * n}) % 5) * 0.25;
   const auto ch = [&](std::size_t k, std::int64_t c) { return xs[k].slice(1, c, {}, 3); };
   const Tensor<T> five = ch(0, 0) + ch(1, 1) * T(2) + ch(2, 2) * T(3) + ch(3, 0) * T(5) - ch(4, 2);
   const Tensor<T> pair = ch(0, 2) * ch(1, 0) + ch(0, 1) + ch(2, 1);
   const Tensor<double> wide = ch(0, 1) + xd.slice(1, 2, {}, 3) + ch(3, 2) * xd.slice(1, 0, {}, 3);
+  const Tensor<double> mixed = ch(0, 0) + xd.slice(1, 1, {}, 3) + ch(1, 1) + ch(2, 2) + xe.slice(1, 2, {}, 3) * ch(3, 0) +
+                               ch(4, 1);
+  const Tensor<T> twice = ch(0, 0) * ch(0, 0) + ch(1, 1);
   const auto at = [&](std::size_t k, std::int64_t r, std::int64_t j, std::int64_t c) { return xs[k].at({r, 3 * j + c}); };
   for (std::int64_t r = 0; r < 3; ++r)
     for (std::int64_t j = 0; j < n; ++j) {
+      const auto d = [&](std::size_t k, std::int64_t c) { return static_cast<double>(at(k, r, j, c)); };
+      REQUIRE(mixed.at({r, j}) == d(0, 0) + xd.at({r, 3 * j + 1}) + d(1, 1) + d(2, 2) + xe.at({r, 3 * j + 2}) * d(3, 0) +
+                                      d(4, 1));
+      REQUIRE(twice.at({r, j}) == static_cast<T>(at(0, r, j, 0) * at(0, r, j, 0) + at(1, r, j, 1)));
       REQUIRE(five.at({r, j}) == static_cast<T>(at(0, r, j, 0) + at(1, r, j, 1) * T(2) + at(2, r, j, 2) * T(3) +
                                                 at(3, r, j, 0) * T(5) - at(4, r, j, 2)));
       REQUIRE(pair.at({r, j}) == static_cast<T>(at(0, r, j, 2) * at(1, r, j, 0) + at(0, r, j, 1) + at(2, r, j, 1)));
@@ -421,6 +433,28 @@ TEST_CASE("channels of different interleaved data read together in one expressio
     check_channel_streams<double>(n);
     check_channel_streams<i32>(n);
     check_channel_streams<std::int64_t>(n);
+  }
+}
+
+namespace {
+// Views a pixel apart: y[2::3], y[0::3] and y[3::3] (n elements each, of y's 3n + 3). The
+// first two are channels 2 and 0 of one block of three and are read together; the third is
+// channel 0 of the next block, too far from the lowest channel to join them, and is read on
+// its own. n = 1023 ends y at its storage's end (3n + 3 = 3072 floats).
+template <class T>
+void check_pixel_apart(std::int64_t n) {
+  INFO("type " << dtype_name(dtype_v<T>) << ", " << n << " pixels");
+  const Tensor<T> y = cast<T>(arange(3 * n + 3) % 251);
+  const Tensor<T> out = y.slice(0, 2, 3 * n, 3) * T(3) + y.slice(0, 0, 3 * n, 3) - y.slice(0, 3, 3 * n + 3, 3);
+  for (std::int64_t j = 0; j < n; ++j)
+    REQUIRE(out.at({j}) == static_cast<T>(y.at({3 * j + 2}) * T(3) + y.at({3 * j}) - y.at({3 * j + 3})));
+}
+}  // namespace
+
+TEST_CASE("channels a pixel apart: two read together, the third on its own", "[expr]") {
+  for (std::int64_t n : {1, 5, 16, 17, 513, 1023}) {
+    check_pixel_apart<float>(n);
+    check_pixel_apart<double>(n);
   }
 }
 
