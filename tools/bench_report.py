@@ -82,6 +82,8 @@ CASES = [
          ["torch_W10_one_base", "numpy_W10_one_base"], targets=[T("W10_one_base_strata", HAND, 0.9)]),
     Case("W10b", "three strided operands, three bases: a[:,0::3] + b[:,1::3] + c[:,2::3], each [4096,3072]",
          ["W10_three_bases_strata"], ["W10_three_bases_hand"], targets=[T("W10_three_bases_strata", HAND, 0.9)]),
+    Case("W10c", "W10b on 32 rows (in L2/L3): the engine's cost without DRAM's noise; no target",
+         ["W10_cached_strata"], ["W10_cached_hand"]),
     Case("exp", "out.assign(exp(a)), 2^24 f32", ["exp_strata"], ["exp_hand_libm", "exp_hand_libmvec"],
          ["torch_exp_out", "numpy_exp"], info=["copy_hand"], targets=[T("exp_strata", "torch_exp_out", 1.0)]),
     Case("W11", "out = exp(-a*a) * tanh(b) + sigmoid(c), 2^24 f32", ["W11_strata"],
