@@ -479,50 +479,33 @@ void W10_one_base_hand_plain(benchmark::State& s) {  // the strides known, left 
   for (auto _ : s) run();
   bytes(s, (3 * M * S3 + M * S3) * 4);
 }
-void W10_three_bases_strata(benchmark::State& s) {
+// W10b on `rows` rows: M (from DRAM) or M_cached (32 rows, three bases of 384 KB: in L2/L3,
+// the engine's own cost per element beside the hand loop's, without the memory system's noise).
+void W10_three_bases_strata_rows(benchmark::State& s, std::int64_t rows) {
   threads_guard g(1);
-  auto a = filled<float>({M, 3 * S3}, 1), b = filled<float>({M, 3 * S3}, 2), c = filled<float>({M, 3 * S3}, 3),
-       out = empty<float>({M, S3});
+  auto a = filled<float>({rows, 3 * S3}, 1), b = filled<float>({rows, 3 * S3}, 2), c = filled<float>({rows, 3 * S3}, 3),
+       out = empty<float>({rows, S3});
   auto run = [&] { out.assign(a.slice(1, 0, {}, 3) + b.slice(1, 1, {}, 3) + c.slice(1, 2, {}, 3)); };
   run();  // warm-up
   for (auto _ : s) run();
-  bytes(s, 4 * M * S3 * 4);
+  bytes(s, 4 * rows * S3 * 4);
 }
-void W10_three_bases_hand(benchmark::State& s) {
-  buf<float> a(M * 3 * S3, 1), b(M * 3 * S3, 2), c(M * 3 * S3, 3), out(M * S3);
+void W10_three_bases_hand_rows(benchmark::State& s, std::int64_t rows) {
+  buf<float> a(rows * 3 * S3, 1), b(rows * 3 * S3, 2), c(rows * 3 * S3, 3), out(rows * S3);
   auto run = [&] {
-    hand::stride3_add(a.data(), b.data(), c.data(), 3 * S3, out.data(), M, S3);
+    hand::stride3_add(a.data(), b.data(), c.data(), 3 * S3, out.data(), rows, S3);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   };
   run();  // warm-up: first touch of fresh memory is not what we measure
   for (auto _ : s) run();
-  bytes(s, 4 * M * S3 * 4);
+  bytes(s, 4 * rows * S3 * 4);
 }
-
-// W10b with 32 rows (three bases of 384 KB: in L2/L3, not DRAM): the engine's own cost per
-// element beside the hand loop's, without the memory system's noise.
 constexpr std::int64_t M_cached = 32;
-void W10_cached_strata(benchmark::State& s) {
-  threads_guard g(1);
-  auto a = filled<float>({M_cached, 3 * S3}, 1), b = filled<float>({M_cached, 3 * S3}, 2),
-       c = filled<float>({M_cached, 3 * S3}, 3), out = empty<float>({M_cached, S3});
-  auto run = [&] { out.assign(a.slice(1, 0, {}, 3) + b.slice(1, 1, {}, 3) + c.slice(1, 2, {}, 3)); };
-  run();  // warm-up
-  for (auto _ : s) run();
-  bytes(s, 4 * M_cached * S3 * 4);
-}
-void W10_cached_hand(benchmark::State& s) {
-  buf<float> a(M_cached * 3 * S3, 1), b(M_cached * 3 * S3, 2), c(M_cached * 3 * S3, 3), out(M_cached * S3);
-  auto run = [&] {
-    hand::stride3_add(a.data(), b.data(), c.data(), 3 * S3, out.data(), M_cached, S3);
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  };
-  run();  // warm-up
-  for (auto _ : s) run();
-  bytes(s, 4 * M_cached * S3 * 4);
-}
+void W10_three_bases_strata(benchmark::State& s) { W10_three_bases_strata_rows(s, M); }
+void W10_three_bases_hand(benchmark::State& s) { W10_three_bases_hand_rows(s, M); }
+void W10_cached_strata(benchmark::State& s) { W10_three_bases_strata_rows(s, M_cached); }
+void W10_cached_hand(benchmark::State& s) { W10_three_bases_hand_rows(s, M_cached); }
 
 // ---- transcendental: exp(a) and W11 exp(-a*a) * tanh(b) + sigmoid(c), 2^24 floats ----
 void exp_strata(benchmark::State& s) {
