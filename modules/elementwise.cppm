@@ -107,7 +107,7 @@ struct leaf_expr : expression_base<leaf_expr<T>> {
   int_list sizes() const noexcept { return t.sizes(); }
   /// Element i of leaf I in a row.
   template <std::size_t I, class P>
-  detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(std::get<I>(p.ptrs)[i]); }
+  detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(detail::get<I>(p.ptrs)[i]); }
   /// Calls f.template operator()<I>(t).
   template <std::size_t I, class F>
   void for_each_leaf(F&& f) const { f.template operator()<I>(t); }
@@ -152,9 +152,9 @@ struct unary_expr : expression_base<unary_expr<Op, A>> {
     if constexpr (!has_vmath) {
       for (std::int64_t j = 0; j < n; ++j) out[j] = at<I>(p, i0 + j);
     } else if constexpr (detail::chunk_op<Op, F>) {
-      using Ptr = std::remove_cvref_t<decltype(std::get<I>(p.ptrs))>;
+      using Ptr = std::remove_cvref_t<decltype(detail::get<I>(p.ptrs))>;
       if constexpr (std::is_same_v<A, leaf_expr<F>> && std::is_same_v<Ptr, const F*>) {
-        Op::apply_chunk(std::get<I>(p.ptrs) + i0, out, n);  // a contiguous operand, read in place
+        Op::apply_chunk(detail::get<I>(p.ptrs) + i0, out, n);  // a contiguous operand, read in place
       } else {
         detail::chunk_as<I>(a, p, i0, n, out);
         Op::apply_chunk(out, out, n);
@@ -856,51 +856,63 @@ struct rshift_op : same_type {
 };
 
 // ---- the assignment funnel ----
-/// The leaves of e as loop operands broadcast to sizes (operand 0, the output, is set later).
+// What does not depend on the expression (shape and overlap checks, the loop's operands and
+// plan) is compiled once, in src/assign.cpp: a user's translation unit instantiates only the
+// leaves' views, the kernel and the calls below.
+/// A tensor as the funnel sees it, whatever its element type.
+struct leaf_view {
+  const storage* store;
+  int_list sizes;
+  int_list strides;
+  std::int64_t offset;
+  char* data;
+  std::int64_t itemsize;
+};
+template <element T>
+leaf_view view_of(const Tensor<T>& t) {
+  return leaf_view{&t.storage(), t.sizes(), t.strides(), t.storage_offset(), reinterpret_cast<char*>(t.data_ptr()),
+                   sizeof(T)};
+}
+/// Sets ops[k + 1] and layouts[k + 1] to leaf k broadcast to sizes (which the caller has
+/// checked they broadcast to), k < count; true when every leaf is contiguous with exactly sizes.
+bool broadcast_leaves(int_list sizes, const leaf_view* leaves, std::size_t count, loop_operand* ops, layout* layouts);
+/// Prepares dst = e for an expression of sizes e_sizes with these leaves: checks that e
+/// broadcasts to dst's shape and that dst may be written, sets ops and layouts as
+/// broadcast_leaves does, and returns true when a leaf overlaps dst so that the result must go
+/// through a temporary; otherwise ops[0] is dst and plan the loop of the assignment.
+bool prepare_assign(const leaf_view& dst, int_list e_sizes, const leaf_view* leaves, std::size_t count,
+                    loop_operand* ops, layout* layouts, loop_plan& plan);
+/// The element strides of a fresh output of sizes for these leaves (their memory order); sets
+/// ops[1..count] and layouts as broadcast_leaves does, and *contiguous to its result.
+dim_vector prepare_fresh(int_list sizes, const leaf_view* leaves, std::size_t count, loop_operand* ops,
+                         layout* layouts, bool* contiguous);
+/// The loop of out = e into out, a fresh tensor laid out by prepare_fresh (ops[0] is set here).
+loop_plan plan_fresh(const leaf_view& out, bool contiguous, loop_operand* ops, std::size_t count);
+
+/// The leaves of e as views and as loop operands (operand 0 is the output).
 template <class E>
 struct leaf_operands {
-  std::array<loop_operand, E::leaf_count + 1> ops;
-  std::array<const storage*, E::leaf_count + 1> stores;
-  std::array<layout, E::leaf_count + 1> layouts;  // each leaf's view, broadcast to sizes
-  bool all_contiguous = true;                     // every leaf contiguous with exactly sizes
+  static constexpr std::size_t count = E::leaf_count;
+  leaf_view leaves[count > 0 ? count : 1];
+  loop_operand ops[count + 1];
+  layout layouts[count + 1];  // each leaf's view broadcast to the loop's sizes
 
-  leaf_operands(const E& e, int_list sizes) {
-    e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) {
-      layout& l = layouts[I + 1];
-      l.sizes = sizes.vec();
-      l.offset = t.storage_offset();
-      if (t.sizes() == sizes) {
-        l.strides = t.strides().vec();
-        all_contiguous = all_contiguous && t.is_contiguous();
-      } else {
-        l.strides = broadcast_strides(t.sizes(), t.strides(), sizes);
-        all_contiguous = false;
-      }
-      ops[I + 1] = loop_operand{reinterpret_cast<char*>(t.data_ptr()), l.strides, sizeof(T)};
-      stores[I + 1] = &t.storage();
-    });
+  explicit leaf_operands(const E& e) {
+    e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) { leaves[I] = view_of(t); });
   }
+  /// ... broadcast to sizes (a reduction's input shape).
+  leaf_operands(const E& e, int_list sizes) : leaf_operands(e) { broadcast_leaves(sizes, leaves, count, ops, layouts); }
   leaf_operands(const leaf_operands&) = delete;  // ops point into this object
-  std::span<const loop_operand> inputs() const { return std::span<const loop_operand>(ops).subspan(1); }
 };
-
-/// Runs out = e (shapes already checked, no harmful overlap) as one planned loop. When the
-/// output and every leaf are contiguous with the output's sizes, the plan is one flat dim
-/// and the planner is skipped (the common case, and what keeps small tensors cheap).
-template <element O, class E>
-void run_assign(const Tensor<O>& out, const E& e, leaf_operands<E>& ls, bool out_contiguous) {
-  ls.ops[0] = loop_operand{reinterpret_cast<char*>(out.data_ptr()), out.strides(), sizeof(O)};
-  run_kernel<O>(out_contiguous && ls.all_contiguous ? flat_plan(out.numel(), ls.ops) : make_plan(out.sizes(), ls.ops),
-                e);
-}
 
 /// A fresh tensor holding e, laid out in its inputs' memory order (not recorded).
 template <element O, class E>
 Tensor<O> eval_unrecorded(const E& e) {
-  leaf_operands<E> ls(e, e.sizes());
-  const dim_vector strides = fresh_strides(e.sizes(), ls.inputs());
+  leaf_operands<E> ls(e);
+  bool contiguous = false;
+  const dim_vector strides = prepare_fresh(e.sizes(), ls.leaves, ls.count, ls.ops, ls.layouts, &contiguous);
   Tensor<O> out(storage::allocate<O>(numel_of(e.sizes()), init::uninitialized), e.sizes(), strides, 0);
-  run_assign(out, e, ls, out.is_contiguous());
+  run_kernel<O>(plan_fresh(view_of(out), contiguous, ls.ops, ls.count), e);
   return out;
 }
 /// A fresh tensor holding e, recorded for autograd when e's leaves require grad.
@@ -920,26 +932,13 @@ layout layout_of(const Tensor<T>& t) {
 /// dst = e: e broadcasts to dst's shape; overlapping memory never gives a wrong answer.
 template <element O, class E>
 void assign_into(const Tensor<O>& dst, const E& e) {
-  if (!(e.sizes() == dst.sizes())) {
-    const dim_vector b = broadcast_shapes(dst.sizes(), e.sizes());
-    if (!(int_list(b) == dst.sizes()))
-      throw shape_error("output with shape " + to_string(dst.sizes()) +
-                        " doesn't match the broadcast shape " + to_string(b));
-  }
-  const layout out = layout_of(dst);
-  check_writable(out);
-  leaf_operands<E> ls(e, dst.sizes());
-  bool via_temporary = false;
-  for (std::size_t k = 1; k <= E::leaf_count; ++k) {
-    if (!ls.stores[k]->is_alias_of(dst.storage())) continue;
-    if (needs_temporary(memory_overlap(out, sizeof(O), ls.layouts[k], ls.ops[k].itemsize), sizeof(O), ls.ops[k].itemsize))
-      via_temporary = true;
-  }
-  if (via_temporary) {
-    dst.copy_(eval_unrecorded<typename E::value_type>(e));
+  leaf_operands<E> ls(e);
+  loop_plan plan;
+  if (prepare_assign(view_of(dst), e.sizes(), ls.leaves, ls.count, ls.ops, ls.layouts, plan)) {
+    dst.copy_(eval_unrecorded<typename E::value_type>(e));  // (a same-type copy_ is compiled once)
     return;
   }
-  run_assign(dst, e, ls, dst.is_contiguous());
+  run_kernel<O>(plan, e);
 }
 
 template <class A, class B>
@@ -1408,7 +1407,7 @@ struct ref_leaf : expression_base<ref_leaf<T, J>> {
   int_list sizes() const noexcept { return shape; }
   /// Element i of operand J.
   template <std::size_t I, class P>
-  detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(std::get<J>(p.ptrs)[i]); }
+  detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(detail::get<J>(p.ptrs)[i]); }
   /// No leaves of its own (the operands belong to the derivative's loop).
   template <std::size_t I, class F>
   void for_each_leaf(F&&) const {}
@@ -1928,12 +1927,12 @@ struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
   static void run(const void* self, const char* const* in, std::int64_t n, void* const* outs, const grad_write* how,
                   loop_status* st) {
     const tape& t = *static_cast<const tape*>(self);
-    std::tuple<chunk_buffer<Ss, tape_chunk>...> slots;
+    pack<chunk_buffer<Ss, tape_chunk>...> slots;
     for (std::int64_t c = 0; c < n; c += tape_chunk) {
       const std::int64_t len = n - c < tape_chunk ? n - c : tape_chunk;
       [&]<std::size_t... L, std::size_t... K>(std::index_sequence<L...>, std::index_sequence<K...>) {
-        const row_args<std::tuple<const Ls*..., const Ss*...>> p{
-            {reinterpret_cast<const Ls*>(in[L]) + c..., std::get<K>(slots).data...}, st};
+        const row_args<pack<const Ls*..., const Ss*...>> p{
+            make_pack<const Ls*..., const Ss*...>(reinterpret_cast<const Ls*>(in[L]) + c..., get<K>(slots).data...), st};
         auto step = [&](const auto& s) {
           using S = std::remove_cvref_t<decltype(s)>;
           using W = typename S::write_type;
@@ -1948,7 +1947,7 @@ struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
             }
             write_chunk<W>(s.e, p, len, static_cast<W*>(outs[S::target]) + c);
           } else {
-            write_chunk<W>(s.e, p, len, std::get<S::target>(slots).data);
+            write_chunk<W>(s.e, p, len, get<S::target>(slots).data);
           }
         };
         std::apply([&](const auto&... s) { (step(s), ...); }, t.fwd);

@@ -94,7 +94,7 @@ template <std::size_t K, class T, class... Ts> struct leaf_at<K, type_list<T, Ts
 template <class T, class... Ts> struct leaf_at<0, type_list<T, Ts...>> { using type = T; };
 template <class L> struct all_trivial;
 template <class... Ts> struct all_trivial<type_list<Ts...>> {
-  static constexpr bool value = (std::is_trivially_copyable_v<Ts> && ...);
+  static constexpr bool value = (__is_trivially_copyable(Ts) && ...);
 };
 
 // ---- hooks between the parts ----
@@ -316,6 +316,36 @@ constexpr bool uses_vmath() {
 }
 
 // ---- row kernels (templates: instantiated where an expression is assigned) ----
+/// Member I of a pack.
+template <std::size_t I, class T>
+struct pack_slot {
+  T value;
+};
+template <class Seq, class... Ts>
+struct pack_base;
+template <std::size_t... I, class... Ts>
+struct pack_base<std::index_sequence<I...>, Ts...> : pack_slot<I, Ts>... {};
+/// A plain aggregate of Ts, member I read by get<I>: the row kernels' operand pointers and
+/// buffers. Not a std::tuple: every expression instantiates a few, and a tuple's constructor
+/// constraints (type traits whose specializations load from every module strata is built
+/// of) were a fifth of the compile time of a translation unit assigning one expression.
+template <class... Ts>
+struct pack : pack_base<std::index_sequence_for<Ts...>, Ts...> {};
+/// A pack of the values ts.
+template <class... Ts>
+pack<Ts...> make_pack(Ts... ts) {
+  return pack<Ts...>{{{ts}...}};
+}
+/// Member I of a pack.
+template <std::size_t I, class T>
+constexpr const T& get(const pack_slot<I, T>& s) noexcept {
+  return s.value;
+}
+template <std::size_t I, class T>
+constexpr T& get(pack_slot<I, T>& s) noexcept {
+  return s.value;
+}
+
 /// The pointers a row kernel hands to an expression's at<I>(args, i): one per leaf, plus the
 /// call's status for operations that can fail (integer division by zero).
 template <class Tuple>
@@ -325,7 +355,7 @@ struct row_args {
 };
 
 /// Scratch for one chunk of an operand; deliberately left uninitialized (a std::array in a
-/// std::tuple would be zeroed on every row).
+/// pack would be zeroed on every row).
 template <class T, std::size_t N>
 struct chunk_buffer {
   chunk_buffer() {}  // NOLINT: user-provided so that value-initialization does not zero data
@@ -445,10 +475,10 @@ struct kernel {
            std::index_sequence<K...> seq) const {
     if (contiguous(s, seq)) {
       plain(reinterpret_cast<O*>(ptrs[0]),
-            args(std::make_tuple(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])...), st), n);
+            args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])...), st), n);
       return;
     }
-    if constexpr (N >= 1 && N <= 2 && all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
+    if constexpr (N >= 1 && N <= 2 && all_trivial<leaves>::value && __is_trivially_copyable(O)) {
       // Few operands, each unit-stride or every other element (x[:, ::2] + x[:, 1::2]):
       // one fused loop with the strides fixed at compile time, no buffers.
       if (s[0] == sizeof(O)) {
@@ -461,17 +491,17 @@ struct kernel {
         if (ok && stride_pattern(ptrs, n, mask, st, std::make_integer_sequence<unsigned, 1u << N>{}, seq)) return;
       }
     }
-    if constexpr (!all_trivial<leaves>::value || !std::is_trivially_copyable_v<O>) {
+    if constexpr (!all_trivial<leaves>::value || !__is_trivially_copyable(O)) {
       // float128 and friends: one strided loop, no buffers.
-      const auto p = args(std::make_tuple(strided_ptr<typename leaf_at<K, leaves>::type>{ptrs[K + 1], s[K + 1]}...), st);
+      const auto p = args(make_pack(strided_ptr<typename leaf_at<K, leaves>::type>{ptrs[K + 1], s[K + 1]}...), st);
       for (std::int64_t i = 0; i < n; ++i)
         *reinterpret_cast<O*>(ptrs[0] + i * s[0]) =
             convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
     } else {
-      std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, chunk>...> bufs;
+      pack<chunk_buffer<typename leaf_at<K, leaves>::type, chunk>...> bufs;
       chunk_buffer<O, chunk> obuf;
       static constexpr std::int64_t widths[N + 1] = {width<K>()..., 0};
-      char* const bp[N + 1] = {bytes(std::get<K>(bufs))..., nullptr};
+      char* const bp[N + 1] = {bytes(get<K>(bufs))..., nullptr};
       // Broadcast (stride-0) operands hold one value for the whole row: filled once.
       ((s[K + 1] == 0 ? gather(ptrs[K + 1], 0, n < chunk ? n : chunk, width<K>(), bp[K]) : void()), ...);
       const char* in[N + 1];
@@ -481,7 +511,7 @@ struct kernel {
         const std::int64_t len = n - c < chunk ? n - c : chunk;
         if (njobs != 0) gather_jobs(jobs, njobs, c, len, n);
         ((in[K] = s[K + 1] == width<K>() ? ptrs[K + 1] + c * s[K + 1] : in[K]), ...);
-        const auto p = args(std::make_tuple(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(in[K])...), st);
+        const auto p = args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(in[K])...), st);
         if (s[0] == sizeof(O)) {
           plain(reinterpret_cast<O*>(ptrs[0]) + c, p, len);
         } else {
@@ -504,7 +534,7 @@ struct kernel {
     auto one = [&]<unsigned Mask>() {
       if (Mask != mask) return false;
       plain(reinterpret_cast<O*>(ptrs[0]),
-            args(std::make_tuple(fixed_stride_ptr<typename leaf_at<K, leaves>::type, ((Mask >> K) & 1u) + 1>{
+            args(make_pack(fixed_stride_ptr<typename leaf_at<K, leaves>::type, ((Mask >> K) & 1u) + 1>{
                      reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])}...),
                  st),
             n);
@@ -527,7 +557,7 @@ struct kernel {
   /// written to a buffer and transposed back.
   static void tile(const void* ctx, char* const* ptrs, const tile_span& sp, loop_status* st) {
     const auto& self = *static_cast<const kernel*>(ctx);
-    if constexpr (all_trivial<leaves>::value && std::is_trivially_copyable_v<O>) {
+    if constexpr (all_trivial<leaves>::value && __is_trivially_copyable(O)) {
       self.tile_run(ptrs, sp, st, std::make_index_sequence<N>{});
     } else {
       run_tile_rows(&row, ctx, ptrs, sp, st);
@@ -565,7 +595,7 @@ struct kernel {
     // those or transposed ones read from their buffers.
     const bool filled[N + 1] = {false, (in_b[K + 1] && K + 1 != lone)...};
     const bool from_buf[N + 1] = {false, (in_t[K + 1] || filled[K + 1])...};
-    std::tuple<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
+    pack<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
     chunk_buffer<O, cap> obuf;
     // Row j of operand k starts at row0[k] + j * step[k] (in its buffer or in place).
     std::int64_t step[N + 1];
@@ -575,14 +605,14 @@ struct kernel {
       if (sp.prefetch) prefetch_tile(ptrs, sp, c);
       char* at[N + 1];
       for (std::size_t k = 0; k <= N; ++k) at[k] = ptrs[k] + c * sp.step[k];
-      ((in_t[K + 1] ? transpose_in(at[K + 1], s0[K + 1], width<K>(), bytes(std::get<K>(bufs)), n0, n1) : void()), ...);
+      ((in_t[K + 1] ? transpose_in(at[K + 1], s0[K + 1], width<K>(), bytes(get<K>(bufs)), n0, n1) : void()), ...);
       // (refilled only when the run moves the operand: along dim 2, not along dim 0)
-      ((filled[K + 1] && (c == 0 || sp.step[K + 1] != 0) ? fill_rows(at[K + 1], s1[K + 1], n0, n1, width<K>(), bytes(std::get<K>(bufs)))
+      ((filled[K + 1] && (c == 0 || sp.step[K + 1] != 0) ? fill_rows(at[K + 1], s1[K + 1], n0, n1, width<K>(), bytes(get<K>(bufs)))
                                                         : void()),
        ...);
       char* row0[N + 1];
       row0[0] = out_t ? bytes(obuf) : at[0];
-      ((row0[K + 1] = from_buf[K + 1] ? bytes(std::get<K>(bufs)) : at[K + 1]), ...);
+      ((row0[K + 1] = from_buf[K + 1] ? bytes(get<K>(bufs)) : at[K + 1]), ...);
       if (lone) {
         rows_lone<piece>(row0, step, n1, st, lone, seq);
       } else if (whole_rows && n0 == detail::tile) {
@@ -644,7 +674,7 @@ struct kernel {
     const char* in[N + 1] = {nullptr, row0[K + 1]...};
 #pragma clang loop vectorize(disable) interleave(disable)
     for (std::int64_t j = 0; j < n1; ++j) {
-      plain(reinterpret_cast<O*>(o), args(std::make_tuple(row_in<B, K>(in[K + 1])...), st),
+      plain(reinterpret_cast<O*>(o), args(make_pack(row_in<B, K>(in[K + 1])...), st),
             std::integral_constant<std::int64_t, L>{});
       o += step[0];
       ((in[K + 1] += step[K + 1]), ...);

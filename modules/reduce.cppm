@@ -163,7 +163,7 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
     const dim_vector out_strides = detail::broadcast_strides(keep.sizes(), keep.strides(), full);
     ls.ops[0] = detail::loop_operand{reinterpret_cast<char*>(keep.data_ptr()), out_strides, sizeof(A)};
     const detail::reduction_kernels<Op, A, detail::expr_values<A, E>> rows{{detail::kernel<A, E>{&e}}};
-    detail::reduce_execute(detail::make_plan(full, ls.ops), rows.erased());
+    detail::reduce_execute(detail::make_plan(full, std::span<const detail::loop_operand>(ls.ops, ls.count + 1)), rows.erased());
     if (mean) {
       std::int64_t n = 1;
       for (std::size_t d = 0; d < full.size(); ++d)
@@ -176,38 +176,19 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
 
 namespace strata::detail {
 /// Checks and wraps reduction dims (empty: all), PyTorch's messages; returns a mask.
-inline small_vec<bool, 16> reduction_mask(int_list dims, std::int64_t ndim) {
-  small_vec<bool, 16> mask(static_cast<std::size_t>(ndim), dims.empty());
-  for (const std::int64_t d : dims) {
-    const std::int64_t w = wrap_dim(d, ndim);
-    if (ndim == 0) continue;
-    if (mask[static_cast<std::size_t>(w)])
-      throw shape_error("dim " + std::to_string(w) + " appears multiple times in the list of dims");
-    mask[static_cast<std::size_t>(w)] = true;
-  }
-  return mask;
-}
+small_vec<bool, 16> reduction_mask(int_list dims, std::int64_t ndim);
+/// The shapes of a reduction of sizes over dims: keep (sizes with the reduced dims 1) and out
+/// (the result's); checks the dims, and with needs_elements (amax, amin) that nothing reduced
+/// is empty, PyTorch's messages naming the function. (Compiled once, in src/reduce.cpp.)
+void reduce_shapes(int_list sizes, int_list dims, bool keepdim, bool needs_elements, const char* name,
+                   dim_vector& keep, dim_vector& out);
 
 template <class Op, class A, class R, class X>
 auto make_reduce(X&& x, int_list dims, bool keepdim, const char* name) {
   auto e = to_node(std::forward<X>(x));
   using E = decltype(e);
-  const int_list s = e.sizes();
-  const auto n = static_cast<std::int64_t>(s.size());
-  const auto mask = reduction_mask(dims, n);
-  constexpr bool needs_elements = std::is_same_v<Op, amax_r> || std::is_same_v<Op, amin_r>;
-  if (needs_elements && dims.empty() && numel_of(s) == 0)
-    throw error(std::string(name) + "(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument.");
-  dim_vector keep(s), out;
-  for (std::int64_t d = 0; d < n; ++d) {
-    if (!mask[static_cast<std::size_t>(d)]) { out.push_back(s[static_cast<std::size_t>(d)]); continue; }
-    if (s[static_cast<std::size_t>(d)] == 0 && needs_elements)
-      throw index_error(std::string(name) + "(): Expected reduction dim " + std::to_string(d) +
-                        " to have non-zero size.");
-    keep[static_cast<std::size_t>(d)] = 1;
-    if (keepdim) out.push_back(1);
-  }
+  dim_vector keep, out;
+  reduce_shapes(e.sizes(), dims, keepdim, __is_same(Op, amax_r) || __is_same(Op, amin_r), name, keep, out);
   return reduce_expr<Op, A, R, E>{{}, std::move(e), std::move(keep), std::move(out)};
 }
 

@@ -31,8 +31,17 @@ class small_vec {
   /// n copies of value.
   explicit small_vec(size_type n, T value = T{}) { resize(n, value); }
   small_vec(std::initializer_list<T> il) { assign(il.begin(), il.end()); }
-  /// The elements of a span.
-  explicit small_vec(std::span<const T> s) { assign(s.data(), s.data() + s.size()); }
+  /// The elements of anything a span of T can view (an int_list, a std::vector). A template
+  /// that steps aside for small_vec itself: as a plain constructor from a span it took part in
+  /// every copy and move of a class holding a small_vec, and asking whether a small_vec
+  /// converts to a span instantiates the standard range concepts (0.15 s of the compile time
+  /// of a translation unit that moves an expression).
+  template <class S>
+    requires(!__is_same(__remove_cvref(S), small_vec)) && (__is_convertible(S, std::span<const T>))
+  explicit small_vec(S&& s) {
+    const std::span<const T> v(s);
+    assign(v.data(), v.data() + v.size());
+  }
   small_vec(const small_vec& o) {
     if (o.is_inline()) {  // whole inline buffer: a fixed-size copy the compiler inlines
       std::memcpy(inline_, o.inline_, sizeof inline_);
@@ -169,7 +178,9 @@ class int_list {
   inline int_list(const dim_vector& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT
   inline int_list(const std::vector<std::int64_t>& v) noexcept  // NOLINT
       : data_(v.data()), size_(v.size()) {}
-  constexpr int_list(std::span<const std::int64_t> s) noexcept  // NOLINT
+  template <class S>  // a span only: see small_vec's constructor from a span
+    requires(__is_same(S, std::span<const std::int64_t>) || __is_same(S, std::span<std::int64_t>))
+  constexpr int_list(S s) noexcept  // NOLINT
       : data_(s.data()), size_(s.size()) {}
 
   constexpr const std::int64_t* data() const noexcept { return data_; }

@@ -43,25 +43,20 @@ class storage {
   /// A buffer of n elements of T; trivially constructible types may stay uninitialized.
   template <element T>
   static storage allocate(std::int64_t n, init how) {
-    if (n < 0) throw shape_error("storage: negative number of elements");
-    auto blk = std::make_shared<block>();
-    blk->nbytes = static_cast<std::size_t>(n) * sizeof(T);
-    blk->count = n;
-    blk->data = detail::allocate_bytes(blk->nbytes);
-    T* p = static_cast<T*>(blk->data);
-    if constexpr (std::is_trivially_default_constructible_v<T> &&
-                  std::is_trivially_destructible_v<T>) {
-      if (how == init::zero)
-        for (std::int64_t i = 0; i < n; ++i) p[i] = T{};
+    // (compiler built-ins, not <type_traits>: every expression a user assigns instantiates
+    // this, and the first use of a standard trait loads all of its specializations from
+    // every module that strata is built of)
+    if constexpr (__is_trivially_constructible(T) && __is_trivially_destructible(T)) {
+      return allocate_elements(n, sizeof(T), how == init::zero);  // zero: T{} is all zero bits
     } else {
+      storage s = allocate_elements(n, sizeof(T), false);
+      T* p = static_cast<T*>(s.data());
       for (std::int64_t i = 0; i < n; ++i) new (p + i) T{};  // value-initialized: zero
-      blk->destroy = [](void* d, std::int64_t k) {
+      s.set_destroy([](void* d, std::int64_t k) {
         for (std::int64_t i = 0; i < k; ++i) static_cast<T*>(d)[i].~T();
-      };
+      });
+      return s;
     }
-    storage s;
-    s.block_ = std::move(blk);
-    return s;
   }
 
   /// The first byte of the buffer (nullptr for a default-constructed storage).
@@ -85,6 +80,11 @@ class storage {
   }
 
  private:
+  // A buffer of n elements of itemsize bytes, all zero bits if zero (compiled once, in src/).
+  static storage allocate_elements(std::int64_t n, std::size_t itemsize, bool zero);
+  // Runs destroy(data, n) before the buffer is freed.
+  void set_destroy(void (*destroy)(void*, std::int64_t)) noexcept;
+
   struct block {
     void* data = nullptr;
     std::size_t nbytes = 0;

@@ -62,7 +62,7 @@ struct copy_source {
   using leaf_types = type_list<U>;
   static constexpr std::size_t leaf_count = 1;
   template <std::size_t I, class P>
-  compute_t<U> at(const P& p, std::int64_t i) const { return static_cast<compute_t<U>>(std::get<I>(p.ptrs)[i]); }
+  compute_t<U> at(const P& p, std::int64_t i) const { return static_cast<compute_t<U>>(detail::get<I>(p.ptrs)[i]); }
 };
 /// No operands: every element is value.
 template <class T>
@@ -83,7 +83,7 @@ struct add_source {
   static constexpr std::size_t leaf_count = 2;
   template <std::size_t I, class P>
   compute_t<T> at(const P& p, std::int64_t i) const {
-    return static_cast<compute_t<T>>(std::get<I>(p.ptrs)[i]) + static_cast<compute_t<T>>(std::get<I + 1>(p.ptrs)[i]);
+    return static_cast<compute_t<T>>(detail::get<I>(p.ptrs)[i]) + static_cast<compute_t<T>>(detail::get<I + 1>(p.ptrs)[i]);
   }
 };
 
@@ -847,6 +847,7 @@ void record_copy(const Tensor<In>& source, Tensor<Out>& copy) {
 // src/tensor.cpp; a user's translation unit instantiates only its own expressions.
 #define STRATA_TENSOR_INSTANCES(T)                                                                              \
   extern template class Tensor<T>;                                                                              \
+  extern template const Tensor<T>& Tensor<T>::copy_<T>(const Tensor<T>&) const;                                 \
   namespace detail {                                                                                            \
   extern template void run_unary_loop<T, fill_source<T>>(const layout&, T*, const fill_source<T>&, const layout*, \
                                                          char*, std::int64_t);                                  \

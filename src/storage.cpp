@@ -3,6 +3,8 @@ module;
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <sys/mman.h>
@@ -107,5 +109,19 @@ void free_bytes(void* p, std::size_t nbytes) noexcept {
 
 namespace strata {
 void empty_cache() { detail::cache().clear(); }
+
+storage storage::allocate_elements(std::int64_t n, std::size_t itemsize, bool zero) {
+  if (n < 0) throw shape_error("storage: negative number of elements");
+  auto blk = std::make_shared<block>();
+  blk->nbytes = static_cast<std::size_t>(n) * itemsize;
+  blk->count = n;
+  blk->data = detail::allocate_bytes(blk->nbytes);
+  if (zero && blk->nbytes != 0) std::memset(blk->data, 0, blk->nbytes);
+  storage s;
+  s.block_ = std::move(blk);
+  return s;
+}
+
+void storage::set_destroy(void (*destroy)(void*, std::int64_t)) noexcept { block_->destroy = destroy; }
 allocation_counts thread_allocations() noexcept { return detail::allocated; }
 }  // namespace strata

@@ -12,6 +12,7 @@ int get_num_threads() { return detail::thread_count(); }
 
 #define STRATA_TENSOR_INSTANCES(T)                                                                       \
   template class Tensor<T>;                                                                              \
+  template const Tensor<T>& Tensor<T>::copy_<T>(const Tensor<T>&) const;                                 \
   namespace detail {                                                                                     \
   template void run_unary_loop<T, fill_source<T>>(const layout&, T*, const fill_source<T>&, const layout*, \
                                                   char*, std::int64_t);                                  \

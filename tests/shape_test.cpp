@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 #include "golden.hpp"
 import strata;
@@ -33,6 +35,29 @@ TEST_CASE("small_vec keeps up to 8 sizes inline and grows past them", "[shape]")
   dim_vector sixteen(16, 7);
   CHECK(sixteen.size() == 16);
   CHECK(sixteen[15] == 7);
+}
+
+TEST_CASE("dim_vector and int_list take the sequences that PyTorch code passes as sizes", "[shape]") {
+  const std::vector<std::int64_t> v{2, 3, 4};
+  const int_list from_vector = v;
+  CHECK(dim_vector(from_vector) == dim_vector{2, 3, 4});
+  CHECK(dim_vector(v) == dim_vector{2, 3, 4});
+  CHECK(dim_vector(std::span<const std::int64_t>(v)) == dim_vector{2, 3, 4});
+  std::int64_t raw[2] = {5, 6};
+  const int_list from_span = std::span<std::int64_t>(raw);
+  const int_list from_const_span = std::span<const std::int64_t>(raw);
+  CHECK(from_span == int_list{5, 6});
+  CHECK(from_const_span.data() == raw);
+  // A class holding one copies and moves it by the copy and move constructors (the
+  // constructor from sequences steps aside for a small_vec).
+  struct holder {
+    dim_vector d;
+  };
+  holder h{dim_vector{1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  const holder copy = h;
+  const holder moved = std::move(h);
+  CHECK(copy.d == moved.d);
+  CHECK(moved.d.size() == 9);
 }
 
 TEST_CASE("broadcast_shapes matches PyTorch on a few hundred pairs", "[shape][broadcast]") {

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
+#include <complex>
+#include <cstddef>
 #include <cstdint>
 import strata;
 using namespace strata;
@@ -17,6 +19,30 @@ TEST_CASE("storage is 64-byte aligned and shared by copies", "[storage]") {
   CHECK(a.use_count() == 2);
   CHECK(a.is_alias_of(b));
   CHECK_FALSE(a.is_alias_of(storage::allocate<int>(4, init::zero)));
+}
+
+TEST_CASE("zeroed storage is zero in every element, of every kind", "[storage]") {
+  const auto all_zero_bytes = [](const storage& s) {
+    const auto* b = static_cast<const unsigned char*>(s.data());
+    for (std::size_t i = 0; i < s.nbytes(); ++i)
+      if (b[i] != 0) return false;
+    return true;
+  };
+  // Large enough to come back from the block cache (which holds freed, written blocks).
+  for (std::int64_t n : {1, 7, 1 << 20}) {
+    {
+      storage dirty = storage::allocate<double>(n, init::uninitialized);
+      auto* p = static_cast<double*>(dirty.data());
+      for (std::int64_t i = 0; i < n; ++i) p[i] = -1.5;
+    }
+    CHECK(all_zero_bytes(storage::allocate<double>(n, init::zero)));
+    CHECK(all_zero_bytes(storage::allocate<std::int16_t>(n, init::zero)));
+    CHECK(all_zero_bytes(storage::allocate<bool>(n, init::zero)));
+    CHECK(all_zero_bytes(storage::allocate<half>(n, init::zero)));
+    const storage c = storage::allocate<std::complex<float>>(n, init::zero);
+    CHECK(static_cast<const std::complex<float>*>(c.data())[n - 1] == std::complex<float>(0, 0));
+  }
+  CHECK_THROWS_AS(storage::allocate<float>(-1, init::zero), shape_error);
 }
 
 TEST_CASE("storage constructs and destroys non-trivial elements", "[storage][float128]") {

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// What a reduction's shapes need, whatever its expression: the dims checked and wrapped, the
+// kept and result shapes (compiled once; a user's translation unit instantiates only the
+// reduction's kernels).
+module;
+#include <cstddef>
+#include <cstdint>
+#include <string>
+module strata.expr;
+import strata.error;
+import strata.shape;
+
+namespace strata::detail {
+small_vec<bool, 16> reduction_mask(int_list dims, std::int64_t ndim) {
+  small_vec<bool, 16> mask(static_cast<std::size_t>(ndim), dims.empty());
+  for (const std::int64_t d : dims) {
+    const std::int64_t w = wrap_dim(d, ndim);
+    if (ndim == 0) continue;
+    if (mask[static_cast<std::size_t>(w)])
+      throw shape_error("dim " + std::to_string(w) + " appears multiple times in the list of dims");
+    mask[static_cast<std::size_t>(w)] = true;
+  }
+  return mask;
+}
+
+void reduce_shapes(int_list s, int_list dims, bool keepdim, bool needs_elements, const char* name, dim_vector& keep,
+                   dim_vector& out) {
+  const auto n = static_cast<std::int64_t>(s.size());
+  const auto mask = reduction_mask(dims, n);
+  if (needs_elements && dims.empty() && numel_of(s) == 0)
+    throw error(std::string(name) + "(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.");
+  keep = s.vec();
+  out.clear();
+  for (std::int64_t d = 0; d < n; ++d) {
+    if (!mask[static_cast<std::size_t>(d)]) {
+      out.push_back(s[static_cast<std::size_t>(d)]);
+      continue;
+    }
+    if (s[static_cast<std::size_t>(d)] == 0 && needs_elements)
+      throw index_error(std::string(name) + "(): Expected reduction dim " + std::to_string(d) +
+                        " to have non-zero size.");
+    keep[static_cast<std::size_t>(d)] = 1;
+    if (keepdim) out.push_back(1);
+  }
+}
+}  // namespace strata::detail
