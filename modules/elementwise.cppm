@@ -876,12 +876,17 @@ leaf_view view_of(const Tensor<T>& t) {
 /// Sets ops[k + 1] and layouts[k + 1] to leaf k broadcast to sizes (which the caller has
 /// checked they broadcast to), k < count; true when every leaf is contiguous with exactly sizes.
 bool broadcast_leaves(int_list sizes, const leaf_view* leaves, std::size_t count, loop_operand* ops, layout* layouts);
+/// The loop of dst = e, unless it must go through a temporary.
+struct assign_plan {
+  loop_plan plan;      ///< operand 0 dst, then the leaves (when not via_temporary)
+  bool via_temporary;  ///< a leaf overlaps dst so that the result must be evaluated first
+};
 /// Prepares dst = e for an expression of sizes e_sizes with these leaves: checks that e
 /// broadcasts to dst's shape and that dst may be written, sets ops and layouts as
-/// broadcast_leaves does, and returns true when a leaf overlaps dst so that the result must go
-/// through a temporary; otherwise ops[0] is dst and plan the loop of the assignment.
-bool prepare_assign(const leaf_view& dst, int_list e_sizes, const leaf_view* leaves, std::size_t count,
-                    loop_operand* ops, layout* layouts, loop_plan& plan);
+/// broadcast_leaves does, and plans the loop (returned, not assigned: a loop_plan moved is a
+/// copy of its inline buffers).
+assign_plan prepare_assign(const leaf_view& dst, int_list e_sizes, const leaf_view* leaves, std::size_t count,
+                           loop_operand* ops, layout* layouts);
 /// The element strides of a fresh output of sizes for these leaves (their memory order); sets
 /// ops[1..count] and layouts as broadcast_leaves does, and *contiguous to its result.
 dim_vector prepare_fresh(int_list sizes, const leaf_view* leaves, std::size_t count, loop_operand* ops,
@@ -933,12 +938,12 @@ layout layout_of(const Tensor<T>& t) {
 template <element O, class E>
 void assign_into(const Tensor<O>& dst, const E& e) {
   leaf_operands<E> ls(e);
-  loop_plan plan;
-  if (prepare_assign(view_of(dst), e.sizes(), ls.leaves, ls.count, ls.ops, ls.layouts, plan)) {
-    dst.copy_(eval_unrecorded<typename E::value_type>(e));  // (a same-type copy_ is compiled once)
+  const assign_plan a = prepare_assign(view_of(dst), e.sizes(), ls.leaves, ls.count, ls.ops, ls.layouts);
+  if (a.via_temporary) {
+    dst.copy_(eval_unrecorded<typename E::value_type>(e));  // (same-type copy_ is compiled once)
     return;
   }
-  run_kernel<O>(plan, e);
+  run_kernel<O>(a.plan, e);
 }
 
 template <class A, class B>

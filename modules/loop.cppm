@@ -354,8 +354,8 @@ struct row_args {
   loop_status* status;
 };
 
-/// Scratch for one chunk of an operand; deliberately left uninitialized (a std::array in a
-/// pack would be zeroed on every row).
+/// Scratch for one chunk of an operand; deliberately left uninitialized (the user-provided
+/// constructor keeps even a value-initialized one from zeroing its data on every row).
 template <class T, std::size_t N>
 struct chunk_buffer {
   chunk_buffer() {}  // NOLINT: user-provided so that value-initialization does not zero data
@@ -422,6 +422,33 @@ void scatter(const char* src, std::int64_t n, std::int64_t w, char* dst, std::in
 void transpose_in(const char* src, std::int64_t s0, std::int64_t w, char* dst, std::int64_t n0, std::int64_t n1);
 /// Element (i, j) at out + i * s0 + j * w = buf[j * n0 + i]: transpose_in's inverse.
 void transpose_out(const char* buf, std::int64_t w, char* out, std::int64_t s0, std::int64_t n0, std::int64_t n1);
+
+/// True when every type of L is a trivially copyable 4-byte type (float, int32, uint32).
+template <class L> struct all_four_bytes;
+template <class... Ts> struct all_four_bytes<type_list<Ts...>> {
+  static constexpr bool value = ((sizeof(Ts) == 4 && __is_trivially_copyable(Ts)) && ...);
+};
+#if defined(__AVX512F__) || (defined(__has_feature) && __has_feature(address_sanitizer))
+/// Whether row kernels take channels of RGB data out in registers (take_channel16): with
+/// AVX-512's two-source permutes; other ISAs read them through the gathers' buffers. (Also
+/// under AddressSanitizer, whatever the ISA, so that the sanitized tests check the reads.)
+inline constexpr bool register_channels = true;
+#else
+inline constexpr bool register_channels = false;
+#endif
+/// out[j] = p[3 * j] for 16 four-byte elements j: three vector loads and two two-source
+/// shuffles (vpermt2ps), as a hand-written loop takes a channel out of RGB data. Reads
+/// elements [0, 48) at p.
+inline void take_channel16(const char* p, char* out) {
+  using v16 = float __attribute__((ext_vector_type(16)));
+  v16 a, b, c;
+  __builtin_memcpy(&a, p, 64);
+  __builtin_memcpy(&b, p + 64, 64);
+  __builtin_memcpy(&c, p + 128, 64);
+  const v16 ab = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, -1, -1, -1, -1, -1);
+  const v16 r = __builtin_shufflevector(ab, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
+  __builtin_memcpy(out, &r, 64);
+}
 
 /// The row kernel of `out = e` for an output of type O, for any E with value_type,
 /// leaf_types, leaf_count and at<I>(args, i). Contiguous rows run a plain indexed loop that
@@ -491,6 +518,9 @@ struct kernel {
         if (ok && stride_pattern(ptrs, n, mask, st, std::make_integer_sequence<unsigned, 1u << N>{}, seq)) return;
       }
     }
+    if constexpr (channel_variant) {
+      if (s[0] == sizeof(O) && n > detail::tile && channels(ptrs, s, n, st, seq)) return;
+    }
     if constexpr (!all_trivial<leaves>::value || !__is_trivially_copyable(O)) {
       // float128 and friends: one strided loop, no buffers.
       const auto p = args(make_pack(strided_ptr<typename leaf_at<K, leaves>::type>{ptrs[K + 1], s[K + 1]}...), st);
@@ -541,6 +571,47 @@ struct kernel {
       return true;
     };
     return (one.template operator()<M>() || ...);
+  }
+
+  // Expressions of up to 3 leaves of 4 bytes without vector math take channels of RGB data
+  // (x[:, c::3]) out in registers; others read them through the gathers' buffers (each
+  // variant is another copy of the expression's loop: compile time).
+  static constexpr bool channel_variant = register_channels && N >= 1 && N <= 3 && !uses_vmath<E>() &&
+                                          all_four_bytes<leaves>::value && __is_trivially_copyable(O);
+
+  // A row whose operands are unit-stride or channels (every third element), output
+  // unit-stride: blocks of 16 with each channel taken out in registers and the expression run
+  // on them at a known length, as a hand-written loop does (W10). A block reads two elements
+  // past its last channel element, so the last 16 or fewer come from a copy of exactly the
+  // elements they need.
+  template <std::size_t... K>
+  bool channels(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
+                std::index_sequence<K...>) const {
+    bool any = false, ok = true;
+    ((s[K + 1] == 12 ? void(any = true) : void(ok = ok && s[K + 1] == 4)), ...);
+    if (!ok || !any) return false;
+    const bool three[N] = {(s[K + 1] == 12)...};
+    alignas(64) char blk[N][64];
+    O* out = reinterpret_cast<O*>(ptrs[0]);
+    std::int64_t i = 0;
+    for (; i + detail::tile < n; i += detail::tile) {
+      ((three[K] ? take_channel16(ptrs[K + 1] + 12 * i, blk[K]) : void()), ...);
+      plain(out + i,
+            args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(three[K] ? blk[K] : ptrs[K + 1] + 4 * i)...),
+                 st),
+            std::integral_constant<std::int64_t, detail::tile>{});
+    }
+    const std::int64_t r = n - i;  // 1 to 16
+    alignas(64) char tail[192] = {};
+    ((three[K] ? (__builtin_memcpy(tail, ptrs[K + 1] + 12 * i, static_cast<std::size_t>(12 * r - 8)),
+                  take_channel16(tail, blk[K]))
+               : void()),
+     ...);
+    plain(out + i,
+          args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(three[K] ? blk[K] : ptrs[K + 1] + 4 * i)...),
+               st),
+          r);
+    return true;
   }
 
   static void row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {

@@ -178,10 +178,20 @@ class int_list {
   inline int_list(const dim_vector& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT
   inline int_list(const std::vector<std::int64_t>& v) noexcept  // NOLINT
       : data_(v.data()), size_(v.size()) {}
-  template <class S>  // a span only: see small_vec's constructor from a span
-    requires(__is_same(S, std::span<const std::int64_t>) || __is_same(S, std::span<std::int64_t>))
-  constexpr int_list(S s) noexcept  // NOLINT
-      : data_(s.data()), size_(s.size()) {}
+  /// Any contiguous int64 sequence with data() and size(): implicitly from a span, explicitly
+  /// from the rest (a std::array, a small_vec of another capacity). A template that steps
+  /// aside for int_list itself, for the reason small_vec's does.
+  template <class S>
+    requires(!__is_same(S, int_list)) && requires(const S& s) {
+      static_cast<const std::int64_t*>(s.data());
+      static_cast<std::size_t>(s.size());
+    }
+  constexpr explicit(!__is_same(S, std::span<const std::int64_t>) && !__is_same(S, std::span<std::int64_t>))
+      int_list(const S& s) noexcept  // NOLINT
+      : data_(s.data()), size_(static_cast<std::size_t>(s.size())) {}
+  /// The elements of an array.
+  template <std::size_t N>
+  constexpr explicit int_list(const std::int64_t (&a)[N]) noexcept : data_(a), size_(N) {}
 
   constexpr const std::int64_t* data() const noexcept { return data_; }
   constexpr std::size_t size() const noexcept { return size_; }

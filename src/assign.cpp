@@ -46,8 +46,8 @@ bool broadcast_leaves(int_list sizes, const leaf_view* leaves, std::size_t count
   return all_contiguous;
 }
 
-bool prepare_assign(const leaf_view& dst, int_list e_sizes, const leaf_view* leaves, std::size_t count,
-                    loop_operand* ops, layout* layouts, loop_plan& plan) {
+assign_plan prepare_assign(const leaf_view& dst, int_list e_sizes, const leaf_view* leaves, std::size_t count,
+                           loop_operand* ops, layout* layouts) {
   if (!(e_sizes == dst.sizes)) {
     const dim_vector b = broadcast_shapes(dst.sizes, e_sizes);
     if (!(int_list(b) == dst.sizes))
@@ -60,10 +60,9 @@ bool prepare_assign(const leaf_view& dst, int_list e_sizes, const leaf_view* lea
   for (std::size_t k = 1; k <= count; ++k) {
     if (!leaves[k - 1].store->is_alias_of(*dst.store)) continue;
     if (needs_temporary(memory_overlap(out, dst.itemsize, layouts[k], ops[k].itemsize), dst.itemsize, ops[k].itemsize))
-      return true;
+      return assign_plan{{}, true};
   }
-  plan = plan_of(dst, leaves_contiguous, ops, count);
-  return false;
+  return assign_plan{plan_of(dst, leaves_contiguous, ops, count), false};
 }
 
 dim_vector prepare_fresh(int_list sizes, const leaf_view* leaves, std::size_t count, loop_operand* ops,

@@ -30,7 +30,7 @@ void reduce_shapes(int_list s, int_list dims, bool keepdim, bool needs_elements,
   if (needs_elements && dims.empty() && numel_of(s) == 0)
     throw error(std::string(name) + "(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument.");
-  keep = s.vec();
+  keep.assign(s.begin(), s.end());
   out.clear();
   for (std::int64_t d = 0; d < n; ++d) {
     if (!mask[static_cast<std::size_t>(d)]) {

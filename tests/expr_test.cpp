@@ -175,6 +175,8 @@ TEST_CASE("assignment: fresh results, views written through, handles rebound", "
   CHECK(i.to_vector() == std::vector<i32>{60, 60, 64});
   CHECK_THROWS_WITH(zeros<float>({3}).assign(zeros<float>({2, 3}) + 1),
                     "output with shape [3] doesn't match the broadcast shape [2, 3]");
+  CHECK_THROWS_WITH(zeros<float>({2, 3}).assign(zeros<float>({4}) * 2),  // no broadcast at all
+                    "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1");
 }
 
 TEST_CASE("a fresh result follows its inputs' memory order", "[expr][assign]") {
@@ -210,6 +212,21 @@ TEST_CASE("memory overlap: exact alias direct, partial via temporary, self-overl
     auto expected = eval(x.t().clone() + x.clone());
     x.assign(x.t() + x);
     CHECK(x.to_vector() == expected.to_vector());
+  }
+  SECTION("a leaf broadcast from the output's own first row") {
+    auto x = eval(arange<float>(12).view({3, 4}) * arange<float>(12).view({3, 4}));
+    const Tensor<float> before = x.clone();
+    x.assign(x.select(0, 0) + x);  // row 0 is written first: the loop must read a copy of it
+    for (std::int64_t i = 0; i < 3; ++i)
+      for (std::int64_t j = 0; j < 4; ++j) CHECK(x.at({i, j}) == before.at({0, j}) + before.at({i, j}));
+  }
+  SECTION("through a temporary of another type than the output") {
+    auto xd = eval(arange<double>(n) * 0.1);
+    const Tensor<double> before = xd.clone();
+    xd.slice(0, 1, n).assign(cast<float>(xd.slice(0, 0, n - 1)) * 3.0f);  // float, written into doubles
+    for (std::int64_t i = 1; i < n; ++i)
+      CHECK(xd.at({i}) == static_cast<double>(static_cast<float>(before.at({i - 1})) * 3.0f));
+    CHECK(xd.at({0}) == 0.0);
   }
   SECTION("interleaved disjoint views need no temporary") {
     auto x = arange<float>(64).view({8, 8});
@@ -433,6 +450,22 @@ TEST_CASE("channels of different interleaved data read together in one expressio
     check_channel_streams<double>(n);
     check_channel_streams<i32>(n);
     check_channel_streams<std::int64_t>(n);
+  }
+}
+
+// Channels of float and int32 data beside a unit-stride operand that is also the output (an
+// exact alias): rows around the 16-element blocks that take channels out in registers. At
+// n = 1024 the last channel ends the storage exactly (12 * n bytes, a multiple of its
+// 64-byte rounding), so a block or tail reading past the row is a reported heap overflow.
+TEST_CASE("channels of float and int32 data in blocks of 16, the output read in place", "[expr]") {
+  for (std::int64_t n : {1, 15, 16, 17, 18, 32, 33, 47, 48, 49, 1008, 1024}) {
+    INFO(n << " pixels");
+    const Tensor<float> xf = cast<float>(arange(3 * n) % 251) * 0.5f;
+    const Tensor<i32> xi = cast<i32>(arange(3 * n) % 13);
+    Tensor<float> u = cast<float>(arange(n));
+    u.assign(xf.slice(0, 2, {}, 3) + xi.slice(0, 0, {}, 3) * u);
+    for (std::int64_t j = 0; j < n; ++j)
+      REQUIRE(u.at({j}) == xf.at({3 * j + 2}) + static_cast<float>(xi.at({3 * j})) * static_cast<float>(j));
   }
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -48,6 +49,12 @@ TEST_CASE("dim_vector and int_list take the sequences that PyTorch code passes a
   const int_list from_const_span = std::span<const std::int64_t>(raw);
   CHECK(from_span == int_list{5, 6});
   CHECK(from_const_span.data() == raw);
+  const std::array<std::int64_t, 3> arr{7, 8, 9};
+  CHECK(int_list(arr) == int_list{7, 8, 9});
+  CHECK(int_list(raw) == int_list{5, 6});
+  CHECK(int_list(std::span<const std::int64_t, 2>(raw)) == int_list{5, 6});
+  CHECK(int_list(small_vec<std::int64_t, 16>{1, 2}) == int_list{1, 2});
+  CHECK(dim_vector(arr) == dim_vector{7, 8, 9});
   // A class holding one copies and moves it by the copy and move constructors (the
   // constructor from sequences steps aside for a small_vec).
   struct holder {
