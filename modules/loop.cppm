@@ -429,26 +429,53 @@ template <class... Ts> struct all_four_bytes<type_list<Ts...>> {
   static constexpr bool value = ((sizeof(Ts) == 4 && __is_trivially_copyable(Ts)) && ...);
 };
 #if defined(__AVX512F__) || (defined(__has_feature) && __has_feature(address_sanitizer))
-/// Whether row kernels take channels of RGB data out in registers (take_channel16): with
+/// Whether row kernels take channels of RGB data out in registers (lane_reader): with
 /// AVX-512's two-source permutes; other ISAs read them through the gathers' buffers. (Also
 /// under AddressSanitizer, whatever the ISA, so that the sanitized tests check the reads.)
 inline constexpr bool register_channels = true;
 #else
 inline constexpr bool register_channels = false;
 #endif
-/// out[j] = p[3 * j] for 16 four-byte elements j: three vector loads and two two-source
-/// shuffles (vpermt2ps), as a hand-written loop takes a channel out of RGB data. Reads
-/// elements [0, 48) at p.
-inline void take_channel16(const char* p, char* out) {
-  using v16 = float __attribute__((ext_vector_type(16)));
-  v16 a, b, c;
-  __builtin_memcpy(&a, p, 64);
-  __builtin_memcpy(&b, p + 64, 64);
-  __builtin_memcpy(&c, p + 128, 64);
-  const v16 ab = __builtin_shufflevector(a, b, 0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, -1, -1, -1, -1, -1);
-  const v16 r = __builtin_shufflevector(ab, c, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29);
-  __builtin_memcpy(out, &r, 64);
-}
+/// How a row kernel takes 16 elements of a four-byte operand into a register: three loads
+/// `step` bytes apart, then two two-source permutes (lane j of the first = lane first[j] of
+/// the first two loads, of the second = lane second[j] of that and the third). A channel of
+/// RGB data (every third element: three loads and two vpermt2ps, as a hand-written loop takes
+/// it) or unit-stride elements (step 0, identities: the same permutes, so that a block has no
+/// branch on its operands' kinds). (No vector types in signatures: -Wpsabi on other ISAs.)
+struct lane_reader {
+  std::int32_t first[16], second[16];
+  std::int64_t step;
+  static inline lane_reader of(bool channel) {
+    if (channel)
+      return {{0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 0, 0, 0, 0, 0},
+              {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29}, 64};
+    return {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 0};
+  }
+  /// Writes the 16 elements from p (reading [p, p + 2 * step + 64)) to out.
+  inline void operator()(const char* p, char* out) const {
+#if defined(__AVX512F__)
+    using lanes = float __attribute__((__vector_size__(64)));
+    using index = std::int32_t __attribute__((__vector_size__(64)));
+    lanes a, b, c;
+    index i0, i1;
+    __builtin_memcpy(&a, p, 64);
+    __builtin_memcpy(&b, p + step, 64);
+    __builtin_memcpy(&c, p + 2 * step, 64);
+    __builtin_memcpy(&i0, first, 64);
+    __builtin_memcpy(&i1, second, 64);
+    const lanes r = __builtin_ia32_vpermi2varps512(__builtin_ia32_vpermi2varps512(a, i0, b), i1, c);
+    __builtin_memcpy(out, &r, 64);
+#else
+    // (sanitized builds on other ISAs: the same lanes, one at a time)
+    char t[192], ab[128];
+    __builtin_memcpy(t, p, 64);
+    __builtin_memcpy(t + 64, p + step, 64);
+    __builtin_memcpy(ab + 64, p + 2 * step, 64);
+    for (int j = 0; j < 16; ++j) __builtin_memcpy(ab + 4 * j, t + 4 * first[j], 4);
+    for (int j = 0; j < 16; ++j) __builtin_memcpy(out + 4 * j, ab + 4 * second[j], 4);
+#endif
+  }
+};
 
 /// The row kernel of `out = e` for an output of type O, for any E with value_type,
 /// leaf_types, leaf_count and at<I>(args, i). Contiguous rows run a plain indexed loop that
@@ -580,37 +607,36 @@ struct kernel {
                                           all_four_bytes<leaves>::value && __is_trivially_copyable(O);
 
   // A row whose operands are unit-stride or channels (every third element), output
-  // unit-stride: blocks of 16 with each channel taken out in registers and the expression run
-  // on them at a known length, as a hand-written loop does (W10). A block reads two elements
-  // past its last channel element, so the last 16 or fewer come from a copy of exactly the
-  // elements they need.
+  // unit-stride: blocks of 16 with every operand taken into a register (the same loads and
+  // permutes for both kinds: no branch a block) and the expression run on them at a known
+  // length, as a hand-written loop does (W10). A block reads two elements past its last
+  // channel element, so the last 16 or fewer come from a copy of exactly the elements they
+  // need.
   template <std::size_t... K>
   bool channels(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
                 std::index_sequence<K...>) const {
     bool any = false, ok = true;
     ((s[K + 1] == 12 ? void(any = true) : void(ok = ok && s[K + 1] == 4)), ...);
     if (!ok || !any) return false;
-    const bool three[N] = {(s[K + 1] == 12)...};
+    const lane_reader read[N] = {lane_reader::of(s[K + 1] == 12)...};
+    const char* const src[N] = {ptrs[K + 1]...};
+    const std::int64_t stride[N] = {s[K + 1]...};
+    O* const out = reinterpret_cast<O*>(ptrs[0]);
+    // The expression runs on a local block of each operand's 16 elements (stored whole and
+    // read whole: forwarded in registers), written straight to the output.
     alignas(64) char blk[N][64];
-    O* out = reinterpret_cast<O*>(ptrs[0]);
+    const auto p = args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(blk[K])...), st);
     std::int64_t i = 0;
     for (; i + detail::tile < n; i += detail::tile) {
-      ((three[K] ? take_channel16(ptrs[K + 1] + 12 * i, blk[K]) : void()), ...);
-      plain(out + i,
-            args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(three[K] ? blk[K] : ptrs[K + 1] + 4 * i)...),
-                 st),
-            std::integral_constant<std::int64_t, detail::tile>{});
+      (read[K](src[K] + stride[K] * i, blk[K]), ...);
+      plain(out + i, p, std::integral_constant<std::int64_t, detail::tile>{});
     }
-    const std::int64_t r = n - i;  // 1 to 16
+    const std::int64_t r = n - i;  // 1 to 16: from a copy of exactly the elements they need
     alignas(64) char tail[192] = {};
-    ((three[K] ? (__builtin_memcpy(tail, ptrs[K + 1] + 12 * i, static_cast<std::size_t>(12 * r - 8)),
-                  take_channel16(tail, blk[K]))
-               : void()),
+    ((__builtin_memcpy(tail, src[K] + stride[K] * i, static_cast<std::size_t>(stride[K] == 12 ? 12 * r - 8 : 4 * r)),
+      read[K](tail, blk[K])),
      ...);
-    plain(out + i,
-          args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(three[K] ? blk[K] : ptrs[K + 1] + 4 * i)...),
-               st),
-          r);
+    plain(out + i, p, r);
     return true;
   }
 

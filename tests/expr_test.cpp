@@ -469,6 +469,34 @@ TEST_CASE("channels of float and int32 data in blocks of 16, the output read in 
   }
 }
 
+// The same blocks with every operand kind beside the channels: the three channels of one
+// tensor (W10a), two channels and a unit-stride operand that is not the output, results of
+// another type than the operands (double from float, int64 from int32 by copy_), rows that
+// coalesce into one ([2, n] channels of a [2, 3n] tensor) around the 16-element blocks.
+TEST_CASE("channels in blocks of 16 beside unit-stride operands, into outputs of another type", "[expr]") {
+  for (std::int64_t n : {1, 15, 16, 17, 31, 32, 33, 1024}) {
+    INFO(n << " pixels");
+    const Tensor<float> x = cast<float>(arange(6 * n).view({2, 3 * n}) % 97) * 0.25f;
+    const Tensor<float> w = cast<float>(arange(2 * n).view({2, n}) % 11) - 5.0f;
+    const Tensor<i32> xi = cast<i32>(arange(6 * n).view({2, 3 * n}) % 1000) - 500;
+    const auto ch = [](const auto& t, std::int64_t c) { return t.slice(1, c, {}, 3); };
+    const Tensor<float> gray = ch(x, 0) + ch(x, 1) + ch(x, 2);
+    const Tensor<float> scaled = ch(x, 2) * w - ch(x, 0);
+    Tensor<double> wide = zeros<double>({2, n});
+    wide.assign(ch(x, 1) * w + ch(x, 0));
+    Tensor<std::int64_t> longs = zeros<std::int64_t>({2, n});
+    longs.copy_(ch(xi, 1));
+    for (std::int64_t r = 0; r < 2; ++r)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const float c0 = x.at({r, 3 * j}), c1 = x.at({r, 3 * j + 1}), c2 = x.at({r, 3 * j + 2}), wj = w.at({r, j});
+        REQUIRE(gray.at({r, j}) == c0 + c1 + c2);
+        REQUIRE(scaled.at({r, j}) == c2 * wj - c0);
+        REQUIRE(wide.at({r, j}) == static_cast<double>(c1 * wj + c0));
+        REQUIRE(longs.at({r, j}) == static_cast<std::int64_t>(xi.at({r, 3 * j + 1})));
+      }
+  }
+}
+
 namespace {
 // Views a pixel apart: y[2::3], y[0::3] and y[3::3] (n elements each, of y's 3n + 3). The
 // first two are channels 2 and 0 of one block of three and are read together; the third is
