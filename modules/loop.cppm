@@ -170,7 +170,7 @@ dim_vector broadcast_strides(int_list sizes, int_list strides, int_list target);
 class loop_status {
  public:
   /// Records an integer division by zero (any thread of this call may).
-  void zero_division() noexcept { flags_.fetch_or(zero_division_flag, std::memory_order_relaxed); }
+  inline void zero_division() noexcept { flags_.fetch_or(zero_division_flag, std::memory_order_relaxed); }
   /// Throws the error the loop recorded, if any.
   void raise() const;
 
