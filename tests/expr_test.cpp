@@ -486,6 +486,8 @@ TEST_CASE("channels in blocks of 16 beside unit-stride operands, into outputs of
     wide.assign(ch(x, 1) * w + ch(x, 0));
     Tensor<std::int64_t> longs = zeros<std::int64_t>({2, n});
     longs.copy_(ch(xi, 1));
+    Tensor<half> narrow = zeros<half>({2, n});
+    narrow.assign(ch(x, 0) - ch(x, 2));
     for (std::int64_t r = 0; r < 2; ++r)
       for (std::int64_t j = 0; j < n; ++j) {
         const float c0 = x.at({r, 3 * j}), c1 = x.at({r, 3 * j + 1}), c2 = x.at({r, 3 * j + 2}), wj = w.at({r, j});
@@ -493,7 +495,27 @@ TEST_CASE("channels in blocks of 16 beside unit-stride operands, into outputs of
         REQUIRE(scaled.at({r, j}) == c2 * wj - c0);
         REQUIRE(wide.at({r, j}) == static_cast<double>(c1 * wj + c0));
         REQUIRE(longs.at({r, j}) == static_cast<std::int64_t>(xi.at({r, 3 * j + 1})));
+        REQUIRE(static_cast<float>(narrow.at({r, j})) == static_cast<float>(half(c0 - c2)));
       }
+  }
+}
+
+// Integer division in the same blocks: the row's last elements (1 to 16, from a zeroed copy)
+// are evaluated only as far as the row goes (the lanes past it would be zero divisors), and a
+// zero divisor in a block or in those last elements throws, as PyTorch does.
+TEST_CASE("integer division of channels in blocks of 16: zero divisors throw, the lanes past the row do not", "[expr][errors]") {
+  for (std::int64_t n : {17, 18, 31, 32, 33, 40}) {
+    INFO(n << " pixels");
+    const Tensor<i32> x = cast<i32>(arange(3 * n) % 7) + 1;  // 1 to 7: no zero
+    const auto ch = [](const Tensor<i32>& t, std::int64_t c) { return t.slice(0, c, {}, 3); };
+    const Tensor<i32> q = eval(floor_divide(ch(x, 0) * 10, ch(x, 1)));
+    for (std::int64_t j = 0; j < n; ++j) REQUIRE(q.at({j}) == x.at({3 * j}) * 10 / x.at({3 * j + 1}));
+    for (std::int64_t z : {std::int64_t{3}, n - 1}) {  // in the first block; the row's last element
+      INFO("zero divisor at " << z);
+      Tensor<i32> y = x.clone();
+      y.narrow(0, 3 * z + 1, 1).fill_(0);
+      CHECK_THROWS_WITH(eval(floor_divide(ch(y, 0), ch(y, 1))), "ZeroDivisionError");
+    }
   }
 }
 
