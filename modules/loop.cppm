@@ -467,7 +467,7 @@ struct lane_reader {
     __builtin_memcpy(out, &r, 64);
 #else
     // (sanitized builds on other ISAs: the same lanes, one at a time)
-    char t[192], ab[128];
+    char t[128], ab[128];
     __builtin_memcpy(t, p, 64);
     __builtin_memcpy(t + 64, p + step, 64);
     __builtin_memcpy(ab + 64, p + 2 * step, 64);
@@ -546,7 +546,7 @@ struct kernel {
       }
     }
     if constexpr (channel_variant) {
-      if (s[0] == sizeof(O) && n > detail::tile && channels(ptrs, s, n, st, seq)) return;
+      if (channels(ptrs, s, n, st, seq)) return;
     }
     if constexpr (!all_trivial<leaves>::value || !__is_trivially_copyable(O)) {
       // float128 and friends: one strided loop, no buffers.
@@ -606,15 +606,16 @@ struct kernel {
   static constexpr bool channel_variant = register_channels && N >= 1 && N <= 3 && !uses_vmath<E>() &&
                                           all_four_bytes<leaves>::value && __is_trivially_copyable(O);
 
-  // A row whose operands are unit-stride or channels (every third element), output
-  // unit-stride: blocks of 16 with every operand taken into a register (the same loads and
-  // permutes for both kinds: no branch a block) and the expression run on them at a known
-  // length, as a hand-written loop does (W10). A block reads two elements past its last
-  // channel element, so the last 16 or fewer come from a copy of exactly the elements they
-  // need.
+  // A row of more than 16 elements whose operands are unit-stride or channels (every third
+  // element), output unit-stride: blocks of 16 with every operand taken into a register (the
+  // same loads and permutes for both kinds: no branch a block) and the expression run on them
+  // at a known length, as a hand-written loop does (W10). A block reads two elements past its
+  // last channel element, so the last 16 or fewer come from a copy of exactly the elements
+  // they need (stride * (r - 1) + 4 bytes for r elements).
   template <std::size_t... K>
   bool channels(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
                 std::index_sequence<K...>) const {
+    if (s[0] != sizeof(O) || n <= detail::tile) return false;
     bool any = false, ok = true;
     ((s[K + 1] == 12 ? void(any = true) : void(ok = ok && s[K + 1] == 4)), ...);
     if (!ok || !any) return false;
@@ -633,7 +634,7 @@ struct kernel {
     }
     const std::int64_t r = n - i;  // 1 to 16: from a copy of exactly the elements they need
     alignas(64) char tail[192] = {};
-    ((__builtin_memcpy(tail, src[K] + stride[K] * i, static_cast<std::size_t>(stride[K] == 12 ? 12 * r - 8 : 4 * r)),
+    ((__builtin_memcpy(tail, src[K] + stride[K] * i, static_cast<std::size_t>(stride[K] * (r - 1) + 4)),
       read[K](tail, blk[K])),
      ...);
     plain(out + i, p, r);
