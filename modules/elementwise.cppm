@@ -6,7 +6,9 @@ module;
 #include <array>
 #include <cmath>
 #include <complex>
+#include <concepts>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <new>
@@ -53,7 +55,7 @@ export namespace strata {
 /// The members every lazy node shares: it reads like a tensor (sizes, dtype, item, printing)
 /// and is evaluated when assigned, printed or read.
 template <class D>
-struct expression_base {
+struct expression_base : tensor_methods<D> {
   static constexpr bool is_strata_expression = true;
   static constexpr bool has_vmath = false;  ///< some node below evaluates by array functions
   /// Elements [i0, i0 + n) of the result (n <= 512) into out, in the compute type.
@@ -76,6 +78,9 @@ struct expression_base {
   Tensor<U> to() const { return detail::eval_fresh<U>(self()); }
   /// The single element of a one-element result.
   auto item() const { return eval().item(); }
+  /// The single element converted to U.
+  template <element U>
+  U item() const { return eval().template item<U>(); }
   /// The result's elements in row-major order.
   auto to_vector() const { return eval().to_vector(); }
   /// Writes the result into dst (broadcast to dst's shape, converted like copy_): what
@@ -91,6 +96,76 @@ struct expression_base {
   /// Evaluates (recording) and runs backward from the result: sum(loss).backward().
   void backward(bool retain_graph = false) const { eval().backward(std::nullopt, retain_graph); }
 
+  // ---- views and copies of the result: the expression is evaluated first, then viewed ----
+  /// eval().view(sizes).
+  auto view(int_list sizes) const { return eval().view(sizes); }
+  /// eval().view(s0, s1, ...).
+  template <std::integral... I>
+    requires(sizeof...(I) >= 2)
+  auto view(I... sizes) const { return eval().view(sizes...); }
+  /// eval().reshape(sizes).
+  auto reshape(int_list sizes) const { return eval().view(sizes); }
+  /// eval().reshape(s0, s1, ...).
+  template <std::integral... I>
+    requires(sizeof...(I) >= 2)
+  auto reshape(I... sizes) const { return eval().view(sizes...); }
+  /// eval().permute(dims).
+  auto permute(int_list dims) const { return eval().permute(dims); }
+  /// eval().permute(d0, d1, ...).
+  template <std::integral... I>
+    requires(sizeof...(I) >= 2)
+  auto permute(I... dims) const { return eval().permute(dims...); }
+  /// eval().transpose(dim0, dim1).
+  auto transpose(std::int64_t dim0, std::int64_t dim1) const { return eval().transpose(dim0, dim1); }
+  /// eval().t().
+  auto t() const { return eval().t(); }
+  /// eval().unsqueeze(dim).
+  auto unsqueeze(std::int64_t dim) const { return eval().unsqueeze(dim); }
+  /// eval().squeeze().
+  auto squeeze() const { return eval().squeeze(); }
+  /// eval().squeeze(dim).
+  auto squeeze(std::int64_t dim) const { return eval().squeeze(dim); }
+  /// eval().flatten(start_dim, end_dim).
+  auto flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const { return eval().flatten(start_dim, end_dim); }
+  /// eval().narrow(dim, start, length).
+  auto narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const { return eval().narrow(dim, start, length); }
+  /// eval().slice(dim, start, end, step).
+  auto slice(std::int64_t dim = 0, std::optional<std::int64_t> start = {}, std::optional<std::int64_t> end = {},
+             std::int64_t step = 1) const {
+    return eval().slice(dim, start, end, step);
+  }
+  /// eval().select(dim, index).
+  auto select(std::int64_t dim, std::int64_t index) const { return eval().select(dim, index); }
+  /// eval()[i].
+  auto operator[](std::int64_t i) const { return eval()[i]; }
+  /// eval().expand(sizes).
+  auto expand(int_list sizes) const { return eval().expand(sizes); }
+  /// eval().expand(s0, s1, ...).
+  template <std::integral... I>
+    requires(sizeof...(I) >= 2)
+  auto expand(I... sizes) const { return eval().expand(sizes...); }
+  /// eval().expand_as(other).
+  template <class U>
+  auto expand_as(const U& other) const { return eval().expand(other.sizes()); }
+  /// eval().movedim(source, destination).
+  auto movedim(std::int64_t source, std::int64_t destination) const { return eval().movedim(source, destination); }
+  /// eval().diagonal(offset, dim1, dim2).
+  auto diagonal(std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1) const {
+    return eval().diagonal(offset, dim1, dim2);
+  }
+  /// eval().unfold(dim, size, step).
+  auto unfold(std::int64_t dim, std::int64_t size, std::int64_t step) const { return eval().unfold(dim, size, step); }
+  /// eval().index({...}) (libtorch's indexing of the result).
+  auto index(std::initializer_list<tensor_index> indices) const { return eval().index(indices); }
+  /// The result, evaluated (already contiguous).
+  auto contiguous() const { return eval(); }
+  /// The result, evaluated into a fresh tensor.
+  auto clone() const { return eval(); }
+  /// The result, evaluated, cut from the graph.
+  auto detach() const { return eval().detach(); }
+  /// True: an expression's result is evaluated into a fresh contiguous tensor.
+  bool is_contiguous() const noexcept { return true; }
+
  private:
   const D& self() const { return static_cast<const D&>(*this); }
 };
@@ -103,14 +178,20 @@ struct leaf_expr : expression_base<leaf_expr<T>> {
   static constexpr std::size_t leaf_count = 1;
   static constexpr bool is_plain_leaf = true;  ///< read in place by reductions
   Tensor<T> t;  ///< the tensor (a handle sharing its storage)
+  /// Its storage's version when the expression was built (detail::unversioned: not checked):
+  /// an evaluation after an in-place write to it throws instead of reading the new values.
+  std::uint64_t version = detail::unversioned;
   /// The tensor's sizes.
   int_list sizes() const noexcept { return t.sizes(); }
   /// Element i of leaf I in a row.
   template <std::size_t I, class P>
   detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(detail::get<I>(p.ptrs)[i]); }
-  /// Calls f.template operator()<I>(t).
+  /// Calls f.template operator()<I>(t) (with the version too when f asks for it).
   template <std::size_t I, class F>
-  void for_each_leaf(F&& f) const { f.template operator()<I>(t); }
+  void for_each_leaf(F&& f) const {
+    if constexpr (requires { std::remove_cvref_t<F>::with_version; }) f.template operator()<I>(t, version);
+    else f.template operator()<I>(t);
+  }
 };
 
 /// A C++ scalar already converted to the compute type of the operation it takes part in.
@@ -342,7 +423,10 @@ using node_t = typename node_of<std::remove_cvref_t<X>>::type;
 /// An operand as a node: subexpressions that are temporaries are moved, not copied.
 template <class X>
 node_t<X> to_node(X&& x) {
-  if constexpr (tensor_operand<X>) return leaf_expr<typename std::remove_cvref_t<X>::value_type>{{}, std::forward<X>(x)};
+  if constexpr (tensor_operand<X>) {
+    const std::uint64_t v = x.storage().version();
+    return leaf_expr<typename std::remove_cvref_t<X>::value_type>{{}, std::forward<X>(x), v};
+  }
   else if constexpr (reduction_operand<X>) return leaf_expr<typename std::remove_cvref_t<X>::value_type>{{}, x.eval()};
   else return std::forward<X>(x);
 }
@@ -867,12 +951,25 @@ struct leaf_view {
   std::int64_t offset;
   char* data;
   std::int64_t itemsize;
+  std::uint64_t version = unversioned;  ///< the storage's version when the expression was built
 };
 template <element T>
 leaf_view view_of(const Tensor<T>& t) {
   return leaf_view{&t.storage(), t.sizes(), t.strides(), t.storage_offset(), reinterpret_cast<char*>(t.data_ptr()),
                    sizeof(T)};
 }
+/// Collects an expression's leaves as views, with the versions they were built at.
+struct leaf_collector {
+  static constexpr bool with_version = true;
+  leaf_view* leaves;
+  template <std::size_t I, class T>
+  void operator()(const Tensor<T>& t, std::uint64_t version) const {
+    leaves[I] = view_of(t);
+    leaves[I].version = version;
+  }
+  template <std::size_t I, class T>
+  void operator()(const Tensor<T>& t) const { leaves[I] = view_of(t); }
+};
 /// Sets ops[k + 1] and layouts[k + 1] to leaf k broadcast to sizes (which the caller has
 /// checked they broadcast to), k < count; true when every leaf is contiguous with exactly sizes.
 bool broadcast_leaves(int_list sizes, const leaf_view* leaves, std::size_t count, loop_operand* ops, layout* layouts);
@@ -902,9 +999,7 @@ struct leaf_operands {
   loop_operand ops[count + 1];
   layout layouts[count + 1];  // each leaf's view broadcast to the loop's sizes
 
-  explicit leaf_operands(const E& e) {
-    e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) { leaves[I] = view_of(t); });
-  }
+  explicit leaf_operands(const E& e) { e.template for_each_leaf<0>(leaf_collector{leaves}); }
   /// ... broadcast to sizes (a reduction's input shape).
   leaf_operands(const E& e, int_list sizes) : leaf_operands(e) { broadcast_leaves(sizes, leaves, count, ops, layouts); }
   leaf_operands(const leaf_operands&) = delete;  // ops point into this object
@@ -967,6 +1062,53 @@ auto eval(const E& e) { return e.eval(); }
 /// A tensor is already evaluated: the same handle (for generic code).
 template <element T>
 Tensor<T> eval(const Tensor<T>& t) { return t; }
+
+// PyTorch's view functions (torch.diagonal, torch.transpose, ...): the methods of x as a
+// tensor (an expression is evaluated first).
+/// x.diagonal(offset, dim1, dim2).
+template <tensor_like X>
+auto diagonal(const X& x, std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1) {
+  return detail::as_tensor(x).diagonal(offset, dim1, dim2);
+}
+/// x.transpose(dim0, dim1).
+template <tensor_like X>
+auto transpose(const X& x, std::int64_t dim0, std::int64_t dim1) { return detail::as_tensor(x).transpose(dim0, dim1); }
+/// x.t().
+template <tensor_like X>
+auto t(const X& x) { return detail::as_tensor(x).t(); }
+/// x.permute(dims).
+template <tensor_like X>
+auto permute(const X& x, int_list dims) { return detail::as_tensor(x).permute(dims); }
+/// x.reshape(sizes).
+template <tensor_like X>
+auto reshape(const X& x, int_list sizes) { return detail::as_tensor(x).reshape(sizes); }
+/// x.flatten(start_dim, end_dim).
+template <tensor_like X>
+auto flatten(const X& x, std::int64_t start_dim = 0, std::int64_t end_dim = -1) {
+  return detail::as_tensor(x).flatten(start_dim, end_dim);
+}
+/// x.squeeze().
+template <tensor_like X>
+auto squeeze(const X& x) { return detail::as_tensor(x).squeeze(); }
+/// x.squeeze(dim).
+template <tensor_like X>
+auto squeeze(const X& x, std::int64_t dim) { return detail::as_tensor(x).squeeze(dim); }
+/// x.unsqueeze(dim).
+template <tensor_like X>
+auto unsqueeze(const X& x, std::int64_t dim) { return detail::as_tensor(x).unsqueeze(dim); }
+/// x.narrow(dim, start, length).
+template <tensor_like X>
+auto narrow(const X& x, std::int64_t dim, std::int64_t start, std::int64_t length) {
+  return detail::as_tensor(x).narrow(dim, start, length);
+}
+/// x.select(dim, index).
+template <tensor_like X>
+auto select(const X& x, std::int64_t dim, std::int64_t index) { return detail::as_tensor(x).select(dim, index); }
+/// x.movedim(source, destination).
+template <tensor_like X>
+auto movedim(const X& x, std::int64_t source, std::int64_t destination) {
+  return detail::as_tensor(x).movedim(source, destination);
+}
 
 // Arithmetic. `/` is true division (integers divide as float32).
 /// a + b, broadcasting, with PyTorch's promotion.

@@ -99,6 +99,12 @@ template <element T>
 Tensor<T> index_put_impl(const Tensor<T>& self, std::span<const tensor_index> entries, const Tensor<T>& values,
                          bool accumulate);
 
+/// one_hot of int64 class indices (num_classes -1: max + 1), PyTorch's checks and messages.
+Tensor<std::int64_t> one_hot_impl(const Tensor<std::int64_t>& x, std::int64_t num_classes);
+/// bincount of non-negative int64 values (weights: R per value, or null for counts).
+template <element R>
+Tensor<R> bincount_impl(const Tensor<std::int64_t>& x, const Tensor<R>* weights, std::int64_t minlength);
+
 /// A scalar written into a tensor of element type T (a complex value into a real tensor is refused).
 template <element T, element S>
 T value_as(S value) {
@@ -131,167 +137,193 @@ struct indexing_ops<Tensor<T>> {
 }  // namespace strata::detail
 
 export namespace strata {
-/// The elements of t at index (a 1-D or 0-dim int64/int32 tensor) along dim.
-template <element T, element I>
-Tensor<T> index_select(const Tensor<T>& t, std::int64_t dim, const Tensor<I>& index) {
+/// The elements of x at index (a 1-D or 0-dim int64/int32 tensor) along dim.
+template <tensor_like X, tensor_like Idx>
+Tensor<detail::value_t<X>> index_select(const X& x, std::int64_t dim, const Idx& index) {
+  using T = detail::value_t<X>;
+  const auto& t = detail::as_tensor(x);
+  const auto& i = detail::as_tensor(index);
   const std::int64_t d = wrap_dim(dim, t.dim());
-  detail::check_index_select_index(index.sizes(), dtype_v<I>);
-  return detail::index_select_impl<T>(t, d, detail::as_index(index));
+  detail::check_index_select_index(i.sizes(), dtype_v<detail::value_t<Idx>>);
+  return detail::index_select_impl<T>(t, d, detail::as_index(i));
 }
 
-/// out[i][j][k] = t[index[i][j][k]][j][k] for dim 0 (and so on): index (int64) has t's number
-/// of dims and sizes no larger than t's apart from dim; the result has index's sizes.
-template <element T, element I>
-Tensor<T> gather(const Tensor<T>& t, std::int64_t dim, const Tensor<I>& index) {
+/// out[i][j][k] = x[index[i][j][k]][j][k] for dim 0 (and so on): index (int64) has x's number
+/// of dims and sizes no larger than x's apart from dim; the result has index's sizes.
+template <tensor_like X, tensor_like Idx>
+Tensor<detail::value_t<X>> gather(const X& x, std::int64_t dim, const Idx& index) {
+  using T = detail::value_t<X>;
+  const auto& t = detail::as_tensor(x);
   const std::int64_t d = wrap_dim(dim, t.dim());
-  detail::check_scatter_gather_index("gather", dtype_v<I>, index.numel());
-  return detail::gather_impl<T>(t, d, detail::as_index(index));
+  detail::check_scatter_gather_index("gather", dtype_v<detail::value_t<Idx>>, index.numel());
+  return detail::gather_impl<T>(t, d, detail::as_index(detail::as_tensor(index)));
 }
 
-/// A copy of t with out[index[i][j]][j] = src[i][j] for dim 0 (and so on): gather's inverse.
-template <element T, element I, element U>
-Tensor<T> scatter(const Tensor<T>& t, std::int64_t dim, const Tensor<I>& index, const Tensor<U>& src) {
+/// A copy of x with out[index[i][j]][j] = src[i][j] for dim 0 (and so on): gather's inverse.
+template <tensor_like X, tensor_like Idx, tensor_like Src>
+Tensor<detail::value_t<X>> scatter(const X& x, std::int64_t dim, const Idx& index, const Src& src) {
+  using T = detail::value_t<X>;
+  const auto& t = detail::as_tensor(x);
   const std::int64_t d = wrap_dim(dim, t.dim());
-  detail::check_scatter_gather_index("scatter", dtype_v<I>, index.numel());
-  if constexpr (std::is_same_v<T, U>) return detail::scatter_impl<T>(t, d, detail::as_index(index), src, false);
+  detail::check_scatter_gather_index("scatter", dtype_v<detail::value_t<Idx>>, index.numel());
+  if constexpr (std::is_same_v<T, detail::value_t<Src>>)
+    return detail::scatter_impl<T>(t, d, detail::as_index(detail::as_tensor(index)), detail::as_tensor(src), false);
   else detail::throw_scatter_src_dtype("scatter");
 }
-/// A copy of t with value written at the positions scatter(t, dim, index, src) writes.
-template <element T, element I, element S>
-Tensor<T> scatter(const Tensor<T>& t, std::int64_t dim, const Tensor<I>& index, S value) {
+/// A copy of x with value written at the positions scatter(x, dim, index, src) writes.
+template <tensor_like X, tensor_like Idx, element S>
+Tensor<detail::value_t<X>> scatter(const X& x, std::int64_t dim, const Idx& index, S value) {
+  using T = detail::value_t<X>;
+  const auto& t = detail::as_tensor(x);
   const std::int64_t d = wrap_dim(dim, t.dim());
-  detail::check_scatter_gather_index("scatter", dtype_v<I>, index.numel());
-  return detail::scatter_value_impl<T>(t, d, detail::as_index(index), detail::value_as<T>(value));
+  detail::check_scatter_gather_index("scatter", dtype_v<detail::value_t<Idx>>, index.numel());
+  return detail::scatter_value_impl<T>(t, d, detail::as_index(detail::as_tensor(index)), detail::value_as<T>(value));
 }
 /// scatter into self in place; returns self.
-template <element T, element I, element U>
-const Tensor<T>& scatter_(const Tensor<T>& self, std::int64_t dim, const Tensor<I>& index, const Tensor<U>& src) {
+template <element T, tensor_like Idx, tensor_like Src>
+const Tensor<T>& scatter_(const Tensor<T>& self, std::int64_t dim, const Idx& index, const Src& src) {
   const std::int64_t d = wrap_dim(dim, self.dim());
-  detail::check_scatter_gather_index("scatter", dtype_v<I>, index.numel());
-  if constexpr (std::is_same_v<T, U>) detail::scatter_into<T>(self, d, detail::as_index(index), src, false, false);
+  detail::check_scatter_gather_index("scatter", dtype_v<detail::value_t<Idx>>, index.numel());
+  if constexpr (std::is_same_v<T, detail::value_t<Src>>)
+    detail::scatter_into<T>(self, d, detail::as_index(detail::as_tensor(index)), detail::as_tensor(src), false, false);
   else detail::throw_scatter_src_dtype("scatter");
   return self;
 }
 /// scatter of one value into self in place; returns self.
-template <element T, element I, element S>
-const Tensor<T>& scatter_(const Tensor<T>& self, std::int64_t dim, const Tensor<I>& index, S value) {
+template <element T, tensor_like Idx, element S>
+const Tensor<T>& scatter_(const Tensor<T>& self, std::int64_t dim, const Idx& index, S value) {
   const std::int64_t d = wrap_dim(dim, self.dim());
-  detail::check_scatter_gather_index("scatter", dtype_v<I>, index.numel());
-  detail::scatter_into<T>(self, d, detail::as_index(index), full<T>({}, detail::value_as<T>(value)), false, true);
+  detail::check_scatter_gather_index("scatter", dtype_v<detail::value_t<Idx>>, index.numel());
+  detail::scatter_into<T>(self, d, detail::as_index(detail::as_tensor(index)), full<T>({}, detail::value_as<T>(value)),
+                          false, true);
   return self;
 }
-/// A copy of t with src added at index along dim (repeated indices add up, in a fixed order).
-template <element T, element I, element U>
-Tensor<T> scatter_add(const Tensor<T>& t, std::int64_t dim, const Tensor<I>& index, const Tensor<U>& src) {
+/// A copy of x with src added at index along dim (repeated indices add up, in a fixed order).
+template <tensor_like X, tensor_like Idx, tensor_like Src>
+Tensor<detail::value_t<X>> scatter_add(const X& x, std::int64_t dim, const Idx& index, const Src& src) {
+  using T = detail::value_t<X>;
+  const auto& t = detail::as_tensor(x);
   const std::int64_t d = wrap_dim(dim, t.dim());
-  detail::check_scatter_gather_index("scatter", dtype_v<I>, index.numel());
-  if constexpr (std::is_same_v<T, U>) return detail::scatter_impl<T>(t, d, detail::as_index(index), src, true);
+  detail::check_scatter_gather_index("scatter", dtype_v<detail::value_t<Idx>>, index.numel());
+  if constexpr (std::is_same_v<T, detail::value_t<Src>>)
+    return detail::scatter_impl<T>(t, d, detail::as_index(detail::as_tensor(index)), detail::as_tensor(src), true);
   else detail::throw_scatter_src_dtype("scatter");
 }
 /// scatter_add into self in place; returns self.
-template <element T, element I, element U>
-const Tensor<T>& scatter_add_(const Tensor<T>& self, std::int64_t dim, const Tensor<I>& index, const Tensor<U>& src) {
+template <element T, tensor_like Idx, tensor_like Src>
+const Tensor<T>& scatter_add_(const Tensor<T>& self, std::int64_t dim, const Idx& index, const Src& src) {
   const std::int64_t d = wrap_dim(dim, self.dim());
-  detail::check_scatter_gather_index("scatter", dtype_v<I>, index.numel());
-  if constexpr (std::is_same_v<T, U>) detail::scatter_into<T>(self, d, detail::as_index(index), src, true, false);
+  detail::check_scatter_gather_index("scatter", dtype_v<detail::value_t<Idx>>, index.numel());
+  if constexpr (std::is_same_v<T, detail::value_t<Src>>)
+    detail::scatter_into<T>(self, d, detail::as_index(detail::as_tensor(index)), detail::as_tensor(src), true, false);
   else detail::throw_scatter_src_dtype("scatter");
   return self;
 }
 
-/// The elements of t (read as a flat row-major vector) at index (int64, negative counts from
+/// The elements of x (read as a flat row-major vector) at index (int64, negative counts from
 /// the end); the result has index's sizes.
-template <element T, element I>
-Tensor<T> take(const Tensor<T>& t, const Tensor<I>& index) {
-  detail::check_take_index(dtype_v<I>);
-  return detail::take_impl<T>(t, detail::as_index(index));
+template <tensor_like X, tensor_like Idx>
+Tensor<detail::value_t<X>> take(const X& x, const Idx& index) {
+  detail::check_take_index(dtype_v<detail::value_t<Idx>>);
+  return detail::take_impl<detail::value_t<X>>(detail::as_tensor(x), detail::as_index(detail::as_tensor(index)));
 }
 
-/// t with value where mask (broadcast with t) is true; the result has the broadcast shape.
-template <element T, element S>
-Tensor<T> masked_fill(const Tensor<T>& t, const Tensor<bool>& mask, S value) {
-  return detail::masked_fill_impl<T>(t, mask, detail::value_as<T>(value), nullptr);
+/// x with value where mask (bool, broadcast to x's shape) is true. A tensor gives a tensor; a
+/// lazy expression gives the lazy where(mask, value, x), fused into whatever reads it.
+template <tensor_like X, tensor_like M, element S>
+auto masked_fill(const X& x, const M& mask, S value) {
+  using T = detail::value_t<X>;
+  static_assert(std::is_same_v<detail::value_t<M>, bool>, "masked_fill only supports boolean masks (as PyTorch).");
+  if constexpr (detail::lazy<X>) {
+    return where(mask, detail::value_as<T>(value), x);
+  } else {
+    return detail::masked_fill_impl<T>(x, detail::as_tensor(mask), detail::value_as<T>(value), nullptr);
+  }
 }
 /// masked_fill with a 0-dim value tensor (its gradient is the sum of the masked gradient).
-template <element T, element U>
-Tensor<T> masked_fill(const Tensor<T>& t, const Tensor<bool>& mask, const Tensor<U>& value) {
+template <tensor_like X, tensor_like M, element U>
+Tensor<detail::value_t<X>> masked_fill(const X& x, const M& mask, const Tensor<U>& value) {
+  using T = detail::value_t<X>;
+  static_assert(std::is_same_v<detail::value_t<M>, bool>, "masked_fill only supports boolean masks (as PyTorch).");
   detail::check_masked_fill_value(value.dim());
   const T v = detail::value_as<T>(value.item());
-  if constexpr (std::is_same_v<T, U>) return detail::masked_fill_impl<T>(t, mask, v, &value);
-  else return detail::masked_fill_impl<T>(t, mask, v, nullptr);
+  if constexpr (std::is_same_v<T, U>) return detail::masked_fill_impl<T>(detail::as_tensor(x), detail::as_tensor(mask), v, &value);
+  else return detail::masked_fill_impl<T>(detail::as_tensor(x), detail::as_tensor(mask), v, nullptr);
 }
 /// Writes value into self where mask (broadcast to self) is true; returns self.
-template <element T, element S>
-const Tensor<T>& masked_fill_(const Tensor<T>& self, const Tensor<bool>& mask, S value) {
-  detail::masked_fill_into<T>(self, mask, detail::value_as<T>(value));
+template <element T, tensor_like M, element S>
+const Tensor<T>& masked_fill_(const Tensor<T>& self, const M& mask, S value) {
+  static_assert(std::is_same_v<detail::value_t<M>, bool>, "masked_fill_ only supports boolean masks (as PyTorch).");
+  detail::masked_fill_into<T>(self, detail::as_tensor(mask), detail::value_as<T>(value));
   return self;
 }
 /// masked_fill_ with a 0-dim value tensor.
-template <element T, element U>
-const Tensor<T>& masked_fill_(const Tensor<T>& self, const Tensor<bool>& mask, const Tensor<U>& value) {
+template <element T, tensor_like M, element U>
+const Tensor<T>& masked_fill_(const Tensor<T>& self, const M& mask, const Tensor<U>& value) {
+  static_assert(std::is_same_v<detail::value_t<M>, bool>, "masked_fill_ only supports boolean masks (as PyTorch).");
   detail::check_masked_fill_value(value.dim());
-  detail::masked_fill_into<T>(self, mask, detail::value_as<T>(value.item()));
+  detail::masked_fill_into<T>(self, detail::as_tensor(mask), detail::value_as<T>(value.item()));
   return self;
 }
 
-/// The elements of t where mask (broadcast with t) is true, as a 1-D tensor in row-major order.
-template <element T>
-Tensor<T> masked_select(const Tensor<T>& t, const Tensor<bool>& mask) {
-  return detail::masked_select_impl<T>(t, mask);
+/// The elements of x where mask (broadcast with x) is true, as a 1-D tensor in row-major order.
+template <tensor_like X, tensor_like M>
+Tensor<detail::value_t<X>> masked_select(const X& x, const M& mask) {
+  static_assert(std::is_same_v<detail::value_t<M>, bool>, "masked_select only supports boolean masks (as PyTorch).");
+  return detail::masked_select_impl<detail::value_t<X>>(detail::as_tensor(x), detail::as_tensor(mask));
 }
 
-/// The coordinates of t's non-zero elements, one row each in row-major order: int64 [n, t.dim()].
-template <element T>
-Tensor<std::int64_t> nonzero(const Tensor<T>& t) {
-  return detail::nonzero_impl<T>(t);
-}
-/// nonzero of an expression (evaluated first).
-template <detail::lazy_expression E>
-Tensor<std::int64_t> nonzero(const E& e) {
-  return nonzero(e.template to<typename E::value_type>());
+/// The coordinates of x's non-zero elements, one row each in row-major order: int64 [n, x.dim()].
+template <tensor_like X>
+Tensor<std::int64_t> nonzero(const X& x) {
+  return detail::nonzero_impl<detail::value_t<X>>(detail::as_tensor(x));
 }
 
 /// torch.where(condition): nonzero's coordinates as one int64 vector per dim (one for a 0-dim
 /// condition).
-template <element T>
-std::vector<Tensor<std::int64_t>> where(const Tensor<T>& condition) {
+template <tensor_like C>
+std::vector<Tensor<std::int64_t>> where(const C& condition) {
   const Tensor<std::int64_t> nz = nonzero(condition);
   std::vector<Tensor<std::int64_t>> out;
   if (condition.dim() == 0) out.push_back(zeros<std::int64_t>({nz.size(0)}));
   for (std::int64_t d = 0; d < condition.dim(); ++d) out.push_back(nz.select(1, d));
   return out;
 }
-/// where(condition) of an expression (evaluated first).
-template <detail::lazy_expression E>
-std::vector<Tensor<std::int64_t>> where(const E& condition) {
-  return where(condition.template to<typename E::value_type>());
-}
 
-/// A copy of t with alpha * source added at index (1-D, int64/int32) along dim: out[index[i]]
+/// A copy of x with alpha * source added at index (1-D, int64/int32) along dim: out[index[i]]
 /// += alpha * source[i] for dim 0 (repeated indices add up, in a fixed order).
-template <element T, element I, element U, element S = T>
-Tensor<T> index_add(const Tensor<T>& t, std::int64_t dim, const Tensor<I>& index, const Tensor<U>& source,
-                    S alpha = S(1)) {
+template <tensor_like X, tensor_like Idx, tensor_like Src, element S = detail::value_t<X>>
+Tensor<detail::value_t<X>> index_add(const X& x, std::int64_t dim, const Idx& index, const Src& source,
+                                     S alpha = S(1)) {
+  using T = detail::value_t<X>;
+  using U = detail::value_t<Src>;
+  const auto& t = detail::as_tensor(x);
   const std::int64_t d = wrap_dim(dim, t.dim());
-  detail::check_index_add_args(index.sizes(), dtype_v<I>, dtype_v<T>, dtype_v<U>);
+  detail::check_index_add_args(index.sizes(), dtype_v<detail::value_t<Idx>>, dtype_v<T>, dtype_v<U>);
   if constexpr (std::is_same_v<T, U>)
-    return detail::index_add_impl<T>(t, d, detail::as_index(index), source, detail::value_as<T>(alpha));
+    return detail::index_add_impl<T>(t, d, detail::as_index(detail::as_tensor(index)), detail::as_tensor(source),
+                                     detail::value_as<T>(alpha));
   else detail::throw_scatter_src_dtype("index_add");  // not reached: the check above threw
 }
 /// index_add into self in place; returns self.
-template <element T, element I, element U, element S = T>
-const Tensor<T>& index_add_(const Tensor<T>& self, std::int64_t dim, const Tensor<I>& index,
-                            const Tensor<U>& source, S alpha = S(1)) {
+template <element T, tensor_like Idx, tensor_like Src, element S = T>
+const Tensor<T>& index_add_(const Tensor<T>& self, std::int64_t dim, const Idx& index, const Src& source,
+                            S alpha = S(1)) {
+  using U = detail::value_t<Src>;
   const std::int64_t d = wrap_dim(dim, self.dim());
-  detail::check_index_add_args(index.sizes(), dtype_v<I>, dtype_v<T>, dtype_v<U>);
+  detail::check_index_add_args(index.sizes(), dtype_v<detail::value_t<Idx>>, dtype_v<T>, dtype_v<U>);
   if constexpr (std::is_same_v<T, U>)
-    detail::index_add_into<T>(self, d, detail::as_index(index), source, detail::value_as<T>(alpha));
+    detail::index_add_into<T>(self, d, detail::as_index(detail::as_tensor(index)), detail::as_tensor(source),
+                              detail::value_as<T>(alpha));
   return self;
 }
 
-/// A copy of t after t.index_put_(indices, values, accumulate) (recorded for autograd).
-template <element T, class V>
-Tensor<T> index_put(const Tensor<T>& t, const std::vector<tensor_index>& indices, const V& values,
-                    bool accumulate = false) {
+/// A copy of x after x.index_put_(indices, values, accumulate) (recorded for autograd).
+template <tensor_like X, class V>
+Tensor<detail::value_t<X>> index_put(const X& x, const std::vector<tensor_index>& indices, const V& values,
+                                     bool accumulate = false) {
+  using T = detail::value_t<X>;
+  const auto& t = detail::as_tensor(x);
   if constexpr (detail::lazy_expression<V>) {
     return index_put(t, indices, values.template to<typename V::value_type>(), accumulate);
   } else if constexpr (element<V>) {
@@ -303,10 +335,37 @@ Tensor<T> index_put(const Tensor<T>& t, const std::vector<tensor_index>& indices
   }
 }
 /// index_put with the entries in a braced list.
-template <element T, class V>
-Tensor<T> index_put(const Tensor<T>& t, std::initializer_list<tensor_index> indices, const V& values,
-                    bool accumulate = false) {
-  return index_put(t, std::vector<tensor_index>(indices), values, accumulate);
+template <tensor_like X, class V>
+Tensor<detail::value_t<X>> index_put(const X& x, std::initializer_list<tensor_index> indices, const V& values,
+                                     bool accumulate = false) {
+  return index_put(x, std::vector<tensor_index>(indices), values, accumulate);
+}
+
+/// One-hot encoding of int64 class indices: a new last dim of num_classes (-1: max + 1) holding
+/// 1 at each index, 0 elsewhere (int64, as torch.nn.functional.one_hot).
+template <tensor_like X>
+Tensor<std::int64_t> one_hot(const X& x, std::int64_t num_classes = -1) {
+  static_assert(std::is_same_v<detail::value_t<X>, std::int64_t>,
+                "one_hot is only applicable to index tensors (int64, as PyTorch).");
+  return detail::one_hot_impl(detail::as_tensor(x), num_classes);
+}
+/// Counts of each value of a 1-D non-negative integer tensor (length max(x) + 1, at least
+/// minlength), as int64; with weights (a tensor of x's size), their sums instead, as double
+/// (float for float weights), as torch.bincount.
+template <tensor_like X>
+Tensor<std::int64_t> bincount(const X& x, std::int64_t minlength = 0) {
+  static_assert(std::is_integral_v<detail::value_t<X>> && !std::is_same_v<detail::value_t<X>, bool>,
+                "bincount only supports 1-d non-negative integral inputs.");
+  return detail::bincount_impl<std::int64_t>(detail::as_tensor(x).template to<std::int64_t>(), nullptr, minlength);
+}
+/// bincount with weights.
+template <tensor_like X, tensor_like W>
+auto bincount(const X& x, const W& weights, std::int64_t minlength = 0) {
+  static_assert(std::is_integral_v<detail::value_t<X>> && !std::is_same_v<detail::value_t<X>, bool>,
+                "bincount only supports 1-d non-negative integral inputs.");
+  using R = std::conditional_t<std::is_same_v<detail::value_t<W>, float>, float, double>;
+  const Tensor<R> w = detail::as_tensor(weights).template to<R>();
+  return detail::bincount_impl<R>(detail::as_tensor(x).template to<std::int64_t>(), &w, minlength);
 }
 }  // namespace strata
 
@@ -348,4 +407,8 @@ STRATA_INDEXING_INSTANCES(float128)
 STRATA_INDEXING_INSTANCES(std::complex<float>)
 STRATA_INDEXING_INSTANCES(std::complex<double>)
 #undef STRATA_INDEXING_INSTANCES
+extern template Tensor<std::int64_t> bincount_impl<std::int64_t>(const Tensor<std::int64_t>&, const Tensor<std::int64_t>*,
+                                                                 std::int64_t);
+extern template Tensor<float> bincount_impl<float>(const Tensor<std::int64_t>&, const Tensor<float>*, std::int64_t);
+extern template Tensor<double> bincount_impl<double>(const Tensor<std::int64_t>&, const Tensor<double>*, std::int64_t);
 }  // namespace strata::detail

@@ -47,6 +47,8 @@ std::string npy_descr(dtype d);
 /// Checks that descr is d's type in any byte order (true: big-endian data); dtype_error for
 /// another strata dtype's descr, io_error for any other descr.
 bool check_npy_descr(const std::string& descr, dtype d, const std::string& path);
+/// The strata dtype of a NumPy descr in any byte order (io_error for one strata does not read).
+dtype npy_dtype(const std::string& descr, const std::string& path);
 /// The data bytes h claims for items of itemsize bytes (io_error: overflow, or more than `in` has left).
 std::size_t npy_data_bytes(const npy_header& h, std::size_t itemsize, std::istream& in,
                            const std::string& path);
@@ -101,6 +103,24 @@ void save_npy(const std::string& path, const Tensor<T>& t) {
             static_cast<std::streamsize>(c.numel() * static_cast<std::int64_t>(sizeof(T))));
   if (!out) throw io_error("save_npy: failed writing '" + path + "'");
 }
+
+/// What a .npy file holds, read from its header alone.
+struct npy_info {
+  strata::dtype dtype;         ///< the element type (any byte order)
+  std::vector<std::int64_t> sizes;  ///< the array's sizes
+  bool fortran_order = false;  ///< column-major data
+};
+/// The dtype, sizes and order of a .npy file, without reading its data (so a program can
+/// choose the T of load_npy<T>); io_error for a malformed file or a dtype strata does not read.
+inline npy_info npy_header(const std::string& path) {
+  std::ifstream in = detail::open_in(path);
+  const detail::npy_header h = detail::read_npy_header(in, path);
+  return npy_info{detail::npy_dtype(h.descr, path), std::vector<std::int64_t>(int_list(h.shape)), h.fortran_order};
+}
+
+/// Writes an expression's result as a .npy file (evaluating it).
+template <expression E>
+void save_npy(const std::string& path, const E& e) { save_npy(path, e.eval()); }
 
 /// Reads a .npy file of element type T (C or Fortran order, either byte order); throws dtype_error
 /// for a file of another dtype, io_error for a malformed or truncated one (before allocating).

@@ -38,8 +38,6 @@ einsum_spec parse_einsum(std::string_view equation, std::span<const dim_vector> 
 /// Checks a spec against its operands' sizes (labels broadcast: equal or 1) and returns the
 /// result's sizes.
 dim_vector einsum_sizes(const einsum_spec& spec, std::span<const dim_vector> sizes);
-/// Throws PyTorch's error for operands of different dtypes.
-[[noreturn]] void throw_dtype_mismatch(dtype expected, dtype found);
 
 /// Evaluates spec over ops without recording (into `into` when given, of the result's sizes).
 template <element T>
@@ -69,6 +67,7 @@ struct einsum_expr : expression_base<einsum_expr<T>> {
   static constexpr bool is_strata_reduction = true;
   std::shared_ptr<const detail::einsum_spec> spec;  ///< the resolved equation
   std::vector<Tensor<T>> operands;                  ///< the operands, as given
+  std::vector<std::uint64_t> versions;              ///< their storages' versions when given
   dim_vector out_shape;                             ///< the result's sizes
 
   /// The result's sizes.
@@ -76,6 +75,7 @@ struct einsum_expr : expression_base<einsum_expr<T>> {
   /// Evaluates into a fresh tensor of element type U (recorded when an operand requires grad).
   template <element U>
   Tensor<U> to() const {
+    check_versions();
     Tensor<T> out = detail::einsum_run<T>(*spec, operands, nullptr);
     if constexpr (detail::differentiable_v<T>) detail::record_einsum<T>(spec, operands, out);
     return out.template to<U>();
@@ -84,6 +84,7 @@ struct einsum_expr : expression_base<einsum_expr<T>> {
   /// dtype and sizes is written in place.
   template <element O>
   void eval_into(const Tensor<O>& dst) const {
+    check_versions();
     if constexpr (std::is_same_v<O, T>) {
       if (dst.sizes() == sizes()) {
         detail::einsum_run<T>(*spec, operands, &dst);
@@ -101,6 +102,14 @@ struct einsum_expr : expression_base<einsum_expr<T>> {
   /// How the einsum will run: "fused" (one reduce of the operands' product), or its pairwise
   /// steps joined by "; ", each "gemm(<step>)" (a BLAS call per batch) or "fused(<step>)".
   std::string plan() const { return detail::einsum_plan(*spec, detail::sizes_of_all<T>(operands), dtype_v<T>); }
+
+ private:
+  // An operand written in place since the einsum was built: evaluating would use new values.
+  void check_versions() const {
+    for (std::size_t k = 0; k < versions.size(); ++k)
+      if (versions[k] != operands[k].storage().version())
+        detail::throw_stale_input(versions[k], operands[k].storage().version());
+  }
 };
 
 /// Einstein summation over a list of operands of one dtype, PyTorch's semantics and messages.
@@ -110,21 +119,24 @@ einsum_expr<T> einsum(std::string_view equation, const std::vector<Tensor<T>>& o
   einsum_expr<T> e;
   e.spec = std::make_shared<const detail::einsum_spec>(detail::parse_einsum(equation, sizes, e.out_shape));
   e.operands = operands;
+  for (const Tensor<T>& t : operands) e.versions.push_back(t.storage().version());
   return e;
 }
-/// Einstein summation: einsum("ij,jk->ik", a, b); every operand must have first's dtype.
-template <element T, element... U>
-einsum_expr<T> einsum(std::string_view equation, const Tensor<T>& first, const Tensor<U>&... rest) {
-  const std::vector<dim_vector> sizes{first.sizes().vec(), rest.sizes().vec()...};
+/// Einstein summation: einsum("ij,jk->ik", a, b); the operands (tensors or expressions) must
+/// share one dtype, checked at compile time (PyTorch refuses mixed dtypes at run time).
+template <tensor_like First, tensor_like... Rest>
+einsum_expr<detail::value_t<First>> einsum(std::string_view equation, const First& first, const Rest&... rest) {
+  using T = detail::value_t<First>;
+  static_assert((std::is_same_v<T, detail::value_t<Rest>> && ...),
+                "einsum: every operand must have the same dtype (PyTorch: expected scalar type ... but found "
+                "...); convert with .to<T>() first.");
   einsum_expr<T> e;
+  e.operands.reserve(1 + sizeof...(Rest));
+  e.operands.push_back(detail::as_tensor(first));
+  (e.operands.push_back(detail::as_tensor(rest)), ...);
+  for (const Tensor<T>& t : e.operands) e.versions.push_back(t.storage().version());
+  const std::vector<dim_vector> sizes = detail::sizes_of_all<T>(e.operands);
   e.spec = std::make_shared<const detail::einsum_spec>(detail::parse_einsum(equation, sizes, e.out_shape));
-  e.operands.reserve(1 + sizeof...(U));
-  e.operands.push_back(first);
-  const auto add = [&e]<class V>(const Tensor<V>& t) {
-    if constexpr (std::is_same_v<V, T>) e.operands.push_back(t);
-    else detail::throw_dtype_mismatch(dtype_v<T>, dtype_v<V>);
-  };
-  (add(rest), ...);
   return e;
 }
 }  // namespace strata
@@ -141,53 +153,73 @@ einsum_spec outer_spec(int_list a, int_list b);
 einsum_spec tensordot_spec(int_list a, int_list b, int_list dims_a, int_list dims_b);
 einsum_spec tensordot_spec(int_list a, int_list b, std::int64_t dims);
 
-/// Throws PyTorch's error for a product `name` of operands of different dtypes.
-[[noreturn]] void throw_product_dtype(std::string_view name, int_list a, int_list b, dtype ta, dtype tb);
-
-/// Evaluates (and records) a two-operand product of one dtype.
-template <element T, element U, class... Args>
-Tensor<T> product(std::string_view name, einsum_spec (*make)(int_list, int_list, Args...), const Tensor<T>& a,
-                  const Tensor<U>& b, Args... args) {
-  auto spec = std::make_shared<const einsum_spec>(make(a.sizes(), b.sizes(), args...));
-  if constexpr (!std::is_same_v<T, U>) {
-    throw_product_dtype(name, a.sizes(), b.sizes(), dtype_v<T>, dtype_v<U>);
-  } else {
-    const Tensor<T> ops[2] = {a, b};
-    Tensor<T> out = einsum_run<T>(*spec, ops, nullptr);
-    if constexpr (differentiable_v<T>) record_einsum<T>(spec, ops, out);
-    return out;
-  }
+/// Evaluates (and records) a two-operand product (tensors or expressions) of one dtype.
+template <class A, class B, class... Args>
+Tensor<value_t<A>> product(einsum_spec (*make)(int_list, int_list, Args...), const A& x, const B& y, Args... args) {
+  using T = value_t<A>;
+  const Tensor<T> ops[2] = {as_tensor(x), as_tensor(y)};
+  auto spec = std::make_shared<const einsum_spec>(make(ops[0].sizes(), ops[1].sizes(), args...));
+  Tensor<T> out = einsum_run<T>(*spec, ops, nullptr);
+  if constexpr (differentiable_v<T>) record_einsum<T>(spec, ops, out);
+  return out;
+}
+/// The compile-time form of PyTorch's "expected scalar type Float but found Double".
+template <class A, class B>
+constexpr void require_same_dtype() {
+  static_assert(std::is_same_v<value_t<A>, value_t<B>>,
+                "Matrix products need operands of the same dtype (PyTorch: expected scalar type Float but found "
+                "Double); convert one with .to<T>() first.");
 }
 }  // namespace strata::detail
 
 export namespace strata {
 /// PyTorch's matmul: dot for 1-D x 1-D, mv, mm, and batched products with batch dims broadcast
 /// (a 1-D operand gets a dim added, then removed).
-template <element T, element U>
-Tensor<T> matmul(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("matmul", &detail::matmul_spec, a, b); }
+template <tensor_like A, tensor_like B>
+Tensor<detail::value_t<A>> matmul(const A& a, const B& b) {
+  detail::require_same_dtype<A, B>();
+  return detail::product(&detail::matmul_spec, a, b);
+}
 /// Matrix product of two 2-D tensors.
-template <element T, element U>
-Tensor<T> mm(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("mm", &detail::mm_spec, a, b); }
+template <tensor_like A, tensor_like B>
+Tensor<detail::value_t<A>> mm(const A& a, const B& b) {
+  detail::require_same_dtype<A, B>();
+  return detail::product(&detail::mm_spec, a, b);
+}
 /// Batched matrix product of two 3-D tensors with the same batch size.
-template <element T, element U>
-Tensor<T> bmm(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("bmm", &detail::bmm_spec, a, b); }
+template <tensor_like A, tensor_like B>
+Tensor<detail::value_t<A>> bmm(const A& a, const B& b) {
+  detail::require_same_dtype<A, B>();
+  return detail::product(&detail::bmm_spec, a, b);
+}
 /// Matrix-vector product.
-template <element T, element U>
-Tensor<T> mv(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("mv", &detail::mv_spec, a, b); }
+template <tensor_like A, tensor_like B>
+Tensor<detail::value_t<A>> mv(const A& a, const B& b) {
+  detail::require_same_dtype<A, B>();
+  return detail::product(&detail::mv_spec, a, b);
+}
 /// Inner product of two 1-D tensors (a 0-dim result; no conjugation, as torch.dot).
-template <element T, element U>
-Tensor<T> dot(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("dot", &detail::dot_spec, a, b); }
+template <tensor_like A, tensor_like B>
+Tensor<detail::value_t<A>> dot(const A& a, const B& b) {
+  detail::require_same_dtype<A, B>();
+  return detail::product(&detail::dot_spec, a, b);
+}
 /// Outer product of two 1-D tensors.
-template <element T, element U>
-Tensor<T> outer(const Tensor<T>& a, const Tensor<U>& b) { return detail::product("outer", &detail::outer_spec, a, b); }
+template <tensor_like A, tensor_like B>
+Tensor<detail::value_t<A>> outer(const A& a, const B& b) {
+  detail::require_same_dtype<A, B>();
+  return detail::product(&detail::outer_spec, a, b);
+}
 /// Sums the products of a's last `dims` dims with b's first `dims` dims.
-template <element T, element U>
-Tensor<T> tensordot(const Tensor<T>& a, const Tensor<U>& b, std::int64_t dims = 2) {
-  return detail::product<T, U, std::int64_t>("tensordot", &detail::tensordot_spec, a, b, dims);
+template <tensor_like A, tensor_like B>
+Tensor<detail::value_t<A>> tensordot(const A& a, const B& b, std::int64_t dims = 2) {
+  detail::require_same_dtype<A, B>();
+  return detail::product<A, B, std::int64_t>(&detail::tensordot_spec, a, b, dims);
 }
 /// Sums the products of a's dims_a with b's dims_b (pairwise).
-template <element T, element U>
-Tensor<T> tensordot(const Tensor<T>& a, const Tensor<U>& b, int_list dims_a, int_list dims_b) {
-  return detail::product<T, U, int_list, int_list>("tensordot", &detail::tensordot_spec, a, b, dims_a, dims_b);
+template <tensor_like A, tensor_like B>
+Tensor<detail::value_t<A>> tensordot(const A& a, const B& b, int_list dims_a, int_list dims_b) {
+  detail::require_same_dtype<A, B>();
+  return detail::product<A, B, int_list, int_list>(&detail::tensordot_spec, a, b, dims_a, dims_b);
 }
 }  // namespace strata

@@ -169,21 +169,21 @@ Tensor<T> logspace(S start, E end, std::int64_t steps, double base = 10.0) {
   }
 }
 /// An uninitialized contiguous tensor of t's sizes (element type U, default t's).
-template <class U = void, element T>
-Tensor<detail::like_t<U, T>> empty_like(const Tensor<T>& t) { return empty<detail::like_t<U, T>>(t.sizes()); }
+template <class U = void, tensor_like X>
+Tensor<detail::like_t<U, detail::value_t<X>>> empty_like(const X& x) { return empty<detail::like_t<U, detail::value_t<X>>>(x.sizes()); }
 /// A contiguous tensor of zeros with t's sizes (element type U, default t's).
-template <class U = void, element T>
-Tensor<detail::like_t<U, T>> zeros_like(const Tensor<T>& t) { return zeros<detail::like_t<U, T>>(t.sizes()); }
+template <class U = void, tensor_like X>
+Tensor<detail::like_t<U, detail::value_t<X>>> zeros_like(const X& x) { return zeros<detail::like_t<U, detail::value_t<X>>>(x.sizes()); }
 /// A contiguous tensor of ones with t's sizes (element type U, default t's).
-template <class U = void, element T>
-Tensor<detail::like_t<U, T>> ones_like(const Tensor<T>& t) { return ones<detail::like_t<U, T>>(t.sizes()); }
+template <class U = void, tensor_like X>
+Tensor<detail::like_t<U, detail::value_t<X>>> ones_like(const X& x) { return ones<detail::like_t<U, detail::value_t<X>>>(x.sizes()); }
 /// A contiguous tensor of t's sizes filled with value, converted as PyTorch casts it (2.7 into
 /// an integer tensor is 2).
-template <class U = void, element T, class S>
+template <class U = void, tensor_like X, class S>
   requires(element<S> || std::is_arithmetic_v<S>)
-Tensor<detail::like_t<U, T>> full_like(const Tensor<T>& t, S value) {
-  using R = detail::like_t<U, T>;
-  return full<R>(t.sizes(), detail::convert<R>(value));
+Tensor<detail::like_t<U, detail::value_t<X>>> full_like(const X& x, S value) {
+  using R = detail::like_t<U, detail::value_t<X>>;
+  return full<R>(x.sizes(), detail::convert<R>(value));
 }
 
 // ---- shape and copy ----
@@ -198,15 +198,19 @@ template <element T>
 Tensor<T> flip(const Tensor<T>& t, int_list dims);
 /// Rolls elements shifts[k] places along dims[k] (wrapping around); with no dims and one
 /// shift, rolls the flattened tensor and restores its shape.
-template <element T>
-Tensor<T> roll(const Tensor<T>& t, int_list shifts, int_list dims = {}) { return detail::roll_list(t, shifts, dims); }
+template <tensor_like X>
+Tensor<detail::value_t<X>> roll(const X& x, int_list shifts, int_list dims = {}) {
+  return detail::roll_list(detail::as_tensor(x), shifts, dims);
+}
 /// Rolls the flattened tensor shift places and restores its shape.
-template <element T, std::integral I>
-Tensor<T> roll(const Tensor<T>& t, I shift) { return detail::roll_list(t, {static_cast<std::int64_t>(shift)}, {}); }
+template <tensor_like X, std::integral I>
+Tensor<detail::value_t<X>> roll(const X& x, I shift) {
+  return detail::roll_list(detail::as_tensor(x), {static_cast<std::int64_t>(shift)}, {});
+}
 /// Rolls shift places along dim.
-template <element T, std::integral I>
-Tensor<T> roll(const Tensor<T>& t, I shift, std::int64_t dim) {
-  return detail::roll_list(t, {static_cast<std::int64_t>(shift)}, {dim});
+template <tensor_like X, std::integral I>
+Tensor<detail::value_t<X>> roll(const X& x, I shift, std::int64_t dim) {
+  return detail::roll_list(detail::as_tensor(x), {static_cast<std::int64_t>(shift)}, {dim});
 }
 /// The tensor repeated repeats[k] times along dim k (leading repeats add dims), as Tensor.repeat.
 template <element T>
@@ -215,25 +219,27 @@ Tensor<T> repeat(const Tensor<T>& t, int_list repeats);
 template <element T>
 Tensor<T> tile(const Tensor<T>& t, int_list reps);
 /// Each element repeated `repeats` times in place along dim (of the flattened tensor when no dim).
-template <element T, std::integral I>
-Tensor<T> repeat_interleave(const Tensor<T>& t, I repeats, std::optional<std::int64_t> dim = std::nullopt) {
-  return detail::repeat_interleave_by(t, static_cast<std::int64_t>(repeats), dim);
+template <tensor_like X, std::integral I>
+Tensor<detail::value_t<X>> repeat_interleave(const X& x, I repeats, std::optional<std::int64_t> dim = std::nullopt) {
+  return detail::repeat_interleave_by(detail::as_tensor(x), static_cast<std::int64_t>(repeats), dim);
 }
 /// Element i along dim repeated repeats[i] times (repeats: int32/int64, 0-dim or 1-D).
-template <element T, element I>
-Tensor<T> repeat_interleave(const Tensor<T>& t, const Tensor<I>& repeats, std::optional<std::int64_t> dim = std::nullopt) {
+template <tensor_like X, tensor_like R>
+Tensor<detail::value_t<X>> repeat_interleave(const X& x, const R& repeats, std::optional<std::int64_t> dim = std::nullopt) {
+  using I = detail::value_t<R>;
   static_assert(std::is_same_v<I, std::int32_t> || std::is_same_v<I, std::int64_t>,
                 "repeat_interleave: repeats must be an int32 or int64 tensor (PyTorch: \"repeat_interleave_cpu\" "
                 "not implemented for other types).");
-  return detail::repeat_interleave_by(t, repeats, dim);
+  return detail::repeat_interleave_by(detail::as_tensor(x), detail::as_tensor(repeats), dim);
 }
 /// The indices 0, 1, ... each repeated repeats[i] times (of repeats' element type).
-template <element I>
-Tensor<I> repeat_interleave(const Tensor<I>& repeats) {
+template <tensor_like R>
+Tensor<detail::value_t<R>> repeat_interleave(const R& repeats) {
+  using I = detail::value_t<R>;
   static_assert(std::is_same_v<I, std::int32_t> || std::is_same_v<I, std::int64_t>,
                 "repeat_interleave: repeats must be an int32 or int64 tensor (PyTorch: \"repeat_interleave_cpu\" "
                 "not implemented for other types).");
-  return detail::repeat_interleave_counts(repeats);
+  return detail::repeat_interleave_counts(detail::as_tensor(repeats));
 }
 /// torch.nn.functional.pad: pad lists (before, after) pairs from the last dim backward.
 /// mode "constant" fills with value (negative pads crop); "reflect" and "replicate" pad the
@@ -244,12 +250,6 @@ Tensor<T> pad(const Tensor<T>& t, int_list pad, std::string_view mode = "constan
               std::optional<double> value = std::nullopt);
 
 // ---- joining ----
-/// Concatenates tensors along an existing dim (1-D empty tensors are skipped, as PyTorch's
-/// legacy rule). Tensors of different element types: cat(std::tuple{a, b}, dim).
-template <element T>
-Tensor<T> cat(std::initializer_list<Tensor<T>> tensors, std::int64_t dim = 0) {
-  return detail::cat_list<T>(std::span<const Tensor<T>>(tensors.begin(), tensors.size()), dim);
-}
 /// Concatenates a vector of tensors along an existing dim.
 template <element T>
 Tensor<T> cat(const std::vector<Tensor<T>>& tensors, std::int64_t dim = 0) { return detail::cat_list<T>(tensors, dim); }
@@ -260,11 +260,6 @@ Tensor<typename detail::promote_all<Ts...>::type> cat(const std::tuple<Tensor<Ts
   using R = typename detail::promote_all<Ts...>::type;
   return detail::cat_list<R>(detail::promoted<R>(tensors), dim);
 }
-/// Stacks equal-sized tensors along a new dim.
-template <element T>
-Tensor<T> stack(std::initializer_list<Tensor<T>> tensors, std::int64_t dim = 0) {
-  return detail::stack_list<T>(std::span<const Tensor<T>>(tensors.begin(), tensors.size()), dim);
-}
 /// Stacks a vector of equal-sized tensors along a new dim.
 template <element T>
 Tensor<T> stack(const std::vector<Tensor<T>>& tensors, std::int64_t dim = 0) { return detail::stack_list<T>(tensors, dim); }
@@ -274,11 +269,6 @@ Tensor<typename detail::promote_all<Ts...>::type> stack(const std::tuple<Tensor<
   using R = typename detail::promote_all<Ts...>::type;
   return detail::stack_list<R>(detail::promoted<R>(tensors), dim);
 }
-/// Concatenates column-wise (dim 1; dim 0 for 1-D tensors; 0-dim tensors become 1-D).
-template <element T>
-Tensor<T> hstack(std::initializer_list<Tensor<T>> tensors) {
-  return detail::hstack_list<T>(std::span<const Tensor<T>>(tensors.begin(), tensors.size()));
-}
 /// hstack of a vector of tensors.
 template <element T>
 Tensor<T> hstack(const std::vector<Tensor<T>>& tensors) { return detail::hstack_list<T>(tensors); }
@@ -287,11 +277,6 @@ template <element... Ts>
 Tensor<typename detail::promote_all<Ts...>::type> hstack(const std::tuple<Tensor<Ts>...>& tensors) {
   using R = typename detail::promote_all<Ts...>::type;
   return detail::hstack_list<R>(detail::promoted<R>(tensors));
-}
-/// Concatenates row-wise (dim 0) after making every tensor at least 2-D (a 1-D [n] is [1, n]).
-template <element T>
-Tensor<T> vstack(std::initializer_list<Tensor<T>> tensors) {
-  return detail::vstack_list<T>(std::span<const Tensor<T>>(tensors.begin(), tensors.size()));
 }
 /// vstack of a vector of tensors.
 template <element T>
@@ -303,11 +288,66 @@ Tensor<typename detail::promote_all<Ts...>::type> vstack(const std::tuple<Tensor
   return detail::vstack_list<R>(detail::promoted<R>(tensors));
 }
 
+/// An entry of a braced list given to cat, stack, hstack or vstack: a tensor of T, or an
+/// expression with elements of T (evaluated once), so that {x, pow(x, 2), sin(3 * x)} is a list.
+template <element T>
+struct tensor_list_entry {
+  Tensor<T> tensor;  ///< the tensor, or the expression's result
+  /// A tensor of T (the same handle).
+  tensor_list_entry(const Tensor<T>& t) : tensor(t) {}  // NOLINT: implicit, as a braced list's element
+  /// An expression of elements of T, evaluated.
+  template <detail::lazy E>
+    requires std::is_same_v<typename E::value_type, T>
+  tensor_list_entry(const E& e) : tensor(e.eval()) {}  // NOLINT
+};
+namespace detail {
+template <element T>
+std::vector<Tensor<T>> list_tensors(std::initializer_list<tensor_list_entry<T>> entries) {
+  std::vector<Tensor<T>> v;
+  v.reserve(entries.size());
+  for (const auto& e : entries) v.push_back(e.tensor);
+  return v;
+}
+}  // namespace detail
+// One non-template overload per dtype, so that a braced list of tensors and expressions of that
+// element type converts (a template could not deduce T from a list of different node types).
+#define STRATA_JOIN_LISTS(T)                                                                                   \
+  /** Concatenates tensors along an existing dim (1-D empty tensors are skipped, as PyTorch's legacy rule). */ \
+  inline Tensor<T> cat(std::initializer_list<tensor_list_entry<T>> tensors, std::int64_t dim = 0) {            \
+    return detail::cat_list<T>(detail::list_tensors<T>(tensors), dim);                                          \
+  }                                                                                                            \
+  /** Stacks equal-sized tensors along a new dim. */                                                           \
+  inline Tensor<T> stack(std::initializer_list<tensor_list_entry<T>> tensors, std::int64_t dim = 0) {          \
+    return detail::stack_list<T>(detail::list_tensors<T>(tensors), dim);                                        \
+  }                                                                                                            \
+  /** Concatenates column-wise (dim 1; dim 0 for 1-D tensors; 0-dim tensors become 1-D). */                    \
+  inline Tensor<T> hstack(std::initializer_list<tensor_list_entry<T>> tensors) {                               \
+    return detail::hstack_list<T>(detail::list_tensors<T>(tensors));                                            \
+  }                                                                                                            \
+  /** Concatenates row-wise (dim 0) after making every tensor at least 2-D (a 1-D [n] is [1, n]). */           \
+  inline Tensor<T> vstack(std::initializer_list<tensor_list_entry<T>> tensors) {                               \
+    return detail::vstack_list<T>(detail::list_tensors<T>(tensors));                                            \
+  }
+STRATA_JOIN_LISTS(bool)
+STRATA_JOIN_LISTS(std::uint8_t)
+STRATA_JOIN_LISTS(std::int8_t)
+STRATA_JOIN_LISTS(std::int16_t)
+STRATA_JOIN_LISTS(std::int32_t)
+STRATA_JOIN_LISTS(std::int64_t)
+STRATA_JOIN_LISTS(half)
+STRATA_JOIN_LISTS(bfloat16)
+STRATA_JOIN_LISTS(float)
+STRATA_JOIN_LISTS(double)
+STRATA_JOIN_LISTS(float128)
+STRATA_JOIN_LISTS(std::complex<float>)
+STRATA_JOIN_LISTS(std::complex<double>)
+#undef STRATA_JOIN_LISTS
+
 // ---- splitting (views of t) ----
 /// Views of split_size elements along dim (the last may be smaller).
-template <element T, std::integral I>
-std::vector<Tensor<T>> split(const Tensor<T>& t, I split_size, std::int64_t dim = 0) {
-  return detail::split_by(t, static_cast<std::int64_t>(split_size), dim);
+template <tensor_like X, std::integral I>
+std::vector<Tensor<detail::value_t<X>>> split(const X& x, I split_size, std::int64_t dim = 0) {
+  return detail::split_by(detail::as_tensor(x), static_cast<std::int64_t>(split_size), dim);
 }
 /// Views of the given sizes along dim (they must add up to t.size(dim)).
 template <element T>
@@ -320,17 +360,53 @@ std::vector<Tensor<T>> chunk(const Tensor<T>& t, std::int64_t chunks, std::int64
 template <element T>
 std::vector<Tensor<T>> unbind(const Tensor<T>& t, std::int64_t dim = 0);
 /// `sections` views along dim whose sizes differ by at most one (the first ones larger).
-template <element T, std::integral I>
-std::vector<Tensor<T>> tensor_split(const Tensor<T>& t, I sections, std::int64_t dim = 0) {
-  return detail::tensor_split_by(t, static_cast<std::int64_t>(sections), dim);
+template <tensor_like X, std::integral I>
+std::vector<Tensor<detail::value_t<X>>> tensor_split(const X& x, I sections, std::int64_t dim = 0) {
+  return detail::tensor_split_by(detail::as_tensor(x), static_cast<std::int64_t>(sections), dim);
 }
 /// Views between the given indices along dim (Python slice bounds: clamped, may be empty).
-template <element T>
-std::vector<Tensor<T>> tensor_split(const Tensor<T>& t, int_list indices, std::int64_t dim = 0) {
-  return detail::tensor_split_at(t, indices, dim);
+template <tensor_like X>
+std::vector<Tensor<detail::value_t<X>>> tensor_split(const X& x, int_list indices, std::int64_t dim = 0) {
+  return detail::tensor_split_at(detail::as_tensor(x), indices, dim);
 }
 /// tensor_split with an int64 tensor: 0-dim gives the number of sections, 1-D the indices.
 template <element T>
 std::vector<Tensor<T>> tensor_split(const Tensor<T>& t, const Tensor<std::int64_t>& indices_or_sections,
                                     std::int64_t dim = 0);
+
+// ---- the same for lazy expressions: evaluated once, then as for a tensor ----
+/// tril of an expression's result.
+template <detail::lazy E>
+auto tril(const E& e, std::int64_t diagonal = 0) { return tril(e.eval(), diagonal); }
+/// triu of an expression's result.
+template <detail::lazy E>
+auto triu(const E& e, std::int64_t diagonal = 0) { return triu(e.eval(), diagonal); }
+/// flip of an expression's result.
+template <detail::lazy E>
+auto flip(const E& e, int_list dims) { return flip(e.eval(), dims); }
+/// repeat of an expression's result.
+template <detail::lazy E>
+auto repeat(const E& e, int_list repeats) { return repeat(e.eval(), repeats); }
+/// tile of an expression's result.
+template <detail::lazy E>
+auto tile(const E& e, int_list reps) { return tile(e.eval(), reps); }
+/// pad of an expression's result.
+template <detail::lazy E>
+auto pad(const E& e, int_list pad, std::string_view mode = "constant", std::optional<double> value = std::nullopt) {
+  return strata::pad(e.eval(), pad, mode, value);
+}
+/// split of an expression's result into the given sizes.
+template <detail::lazy E>
+auto split(const E& e, int_list split_sizes, std::int64_t dim = 0) { return split(e.eval(), split_sizes, dim); }
+/// chunk of an expression's result.
+template <detail::lazy E>
+auto chunk(const E& e, std::int64_t chunks, std::int64_t dim = 0) { return chunk(e.eval(), chunks, dim); }
+/// unbind of an expression's result.
+template <detail::lazy E>
+auto unbind(const E& e, std::int64_t dim = 0) { return unbind(e.eval(), dim); }
+/// tensor_split of an expression's result by an int64 tensor.
+template <detail::lazy E>
+auto tensor_split(const E& e, const Tensor<std::int64_t>& indices_or_sections, std::int64_t dim = 0) {
+  return tensor_split(e.eval(), indices_or_sections, dim);
+}
 }  // namespace strata

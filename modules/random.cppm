@@ -250,13 +250,14 @@ Tensor<T> normal_(const Tensor<T>& t, double mean = 0, double std = 1, generator
 }
 /// 1 with probability p[i], else 0, in p's dtype (float, double, bfloat16, float128); every
 /// p[i] must be in [0, 1].
-template <element T>
-Tensor<T> bernoulli(const Tensor<T>& p, generator& gen = default_generator()) {
-  return detail::bernoulli_tensor<T>(p, gen);
+template <tensor_like P>
+Tensor<detail::value_t<P>> bernoulli(const P& p, generator& gen = default_generator()) {
+  return detail::bernoulli_tensor<detail::value_t<P>>(detail::as_tensor(p), gen);
 }
 /// A tensor like t (its sizes and dtype): 1 with probability p, else 0.
-template <element T>
-Tensor<T> bernoulli(const Tensor<T>& t, double p, generator& gen = default_generator()) {
+template <tensor_like X>
+Tensor<detail::value_t<X>> bernoulli(const X& t, double p, generator& gen = default_generator()) {
+  using T = detail::value_t<X>;
   Tensor<T> out = empty<T>(t.sizes());
   detail::bernoulli_into<T>(out, p, gen);
   return out;
@@ -267,20 +268,20 @@ Tensor<T> randperm(std::int64_t n, generator& gen = default_generator()) {
   return detail::randperm_n<T>(n, gen);
 }
 /// rand with t's sizes and dtype.
-template <element T>
-Tensor<T> rand_like(const Tensor<T>& t, generator& gen = default_generator()) { return rand<T>(t.sizes(), gen); }
+template <tensor_like X>
+auto rand_like(const X& t, generator& gen = default_generator()) { return rand<detail::value_t<X>>(t.sizes(), gen); }
 /// randn with t's sizes and dtype.
-template <element T>
-Tensor<T> randn_like(const Tensor<T>& t, generator& gen = default_generator()) { return randn<T>(t.sizes(), gen); }
+template <tensor_like X>
+auto randn_like(const X& t, generator& gen = default_generator()) { return randn<detail::value_t<X>>(t.sizes(), gen); }
 /// randint(0, high) with t's sizes and dtype.
-template <element T>
-Tensor<T> randint_like(const Tensor<T>& t, std::int64_t high, generator& gen = default_generator()) {
-  return randint<T>(0, high, t.sizes(), gen);
+template <tensor_like X>
+auto randint_like(const X& t, std::int64_t high, generator& gen = default_generator()) {
+  return randint<detail::value_t<X>>(0, high, t.sizes(), gen);
 }
 /// randint(low, high) with t's sizes and dtype.
-template <element T>
-Tensor<T> randint_like(const Tensor<T>& t, std::int64_t low, std::int64_t high, generator& gen = default_generator()) {
-  return randint<T>(low, high, t.sizes(), gen);
+template <tensor_like X>
+auto randint_like(const X& t, std::int64_t low, std::int64_t high, generator& gen = default_generator()) {
+  return randint<detail::value_t<X>>(low, high, t.sizes(), gen);
 }
 }  // namespace strata
 

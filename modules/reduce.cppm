@@ -387,6 +387,8 @@ struct softmax_expr : expression_base<softmax_expr<E, Log>> {
     if constexpr (std::is_same_v<E, leaf_expr<value_type>> &&
                   (std::is_same_v<value_type, float> || std::is_same_v<value_type, double>)) {
       const Tensor<value_type>& x = e.t;
+      if (e.version != detail::unversioned && e.version != x.storage().version())
+        detail::throw_stale_input(e.version, x.storage().version());
       if (x.dim() > 0 && dim == x.dim() - 1 && x.is_contiguous() && x.numel() > 0) return &x;
     }
     return nullptr;

@@ -178,6 +178,9 @@ class int_list {
   inline int_list(const dim_vector& v) noexcept : data_(v.data()), size_(v.size()) {}  // NOLINT
   inline int_list(const std::vector<std::int64_t>& v) noexcept  // NOLINT
       : data_(v.data()), size_(v.size()) {}
+  /// One int (IntArrayRef's one-element form): x.sum(1), x.view(-1), zeros<float>(3). It refers
+  /// to its argument, which a call's temporary outlives.
+  constexpr int_list(const std::int64_t& one) noexcept : data_(&one), size_(1) {}  // NOLINT
   /// Any contiguous int64 sequence with data() and size(): implicitly from a span, explicitly
   /// from the rest (a std::array, a small_vec of another capacity). A template that steps
   /// aside for int_list itself, for the reason small_vec's does.
@@ -202,6 +205,8 @@ class int_list {
   constexpr std::int64_t back() const noexcept { return data_[size_ - 1]; }
   /// An owning copy.
   inline dim_vector vec() const { return dim_vector(std::span<const std::int64_t>(data_, size_)); }
+  /// An owning copy as a std::vector (libtorch's t.sizes().vec()).
+  inline operator std::vector<std::int64_t>() const { return std::vector<std::int64_t>(data_, data_ + size_); }  // NOLINT
   friend constexpr bool operator==(int_list a, int_list b) noexcept {
     if (a.size_ != b.size_) return false;
     for (std::size_t i = 0; i < a.size_; ++i)  // short: a plain loop beats a call to memcmp

@@ -9,9 +9,13 @@ module;
 #include <complex>
 #include <concepts>
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 export module strata.sorting;
 import strata.error;
 import strata.dtype;
@@ -56,6 +60,11 @@ template <element T>
 with_indices<T> cummax_run(const Tensor<T>& x, std::int64_t dim, bool max);
 template <element T>
 Tensor<T> scan_run(const Tensor<T>& x, std::int64_t dim, scan_kind kind);
+/// quantile (ignore_nan: nanquantile) of x at each of qs along dim (all elements when unset);
+/// q_list prepends a dim of qs.size() (float and double; src/sorting.cpp).
+template <element T>
+Tensor<T> quantile_run(const Tensor<T>& x, std::span<const double> qs, bool q_list, std::optional<std::int64_t> dim,
+                       bool keepdim, std::string_view interpolation, bool ignore_nan);
 
 /// cumsum's and cumprod's result type: Acc when given, else int64 for integers and bool.
 template <class Acc, class V>
@@ -168,6 +177,36 @@ auto logcumsumexp(const X& x, std::int64_t dim) {
                 "logcumsumexp needs a floating input (as in PyTorch): convert it first, e.g. x.to<float>().");
   return detail::scan_run<T>(eval(x), dim, detail::scan_kind::logsumexp);
 }
+/// The q-th quantile of x along dim (of all elements when dim is unset), interpolated as
+/// PyTorch's "linear" (or "lower", "higher", "midpoint", "nearest"); NaN where a row has a NaN.
+template <detail::evaluable X>
+auto quantile(const X& x, double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+              std::string_view interpolation = "linear") {
+  using T = typename X::value_type;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "quantile() input tensor must be either float or double dtype");
+  return detail::quantile_run<T>(eval(x), std::span<const double>(&q, 1), false, dim, keepdim, interpolation, false);
+}
+/// quantile at each q of a 0-dim or 1-D tensor of qs (a leading dim of qs' size when 1-D).
+template <detail::evaluable X, element Q>
+auto quantile(const X& x, const Tensor<Q>& q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+              std::string_view interpolation = "linear") {
+  using T = typename X::value_type;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "quantile() input tensor must be either float or double dtype");
+  if (q.dim() > 1) throw error("quantile() q must be a scalar or 1D tensor");
+  const std::vector<double> qs = q.template to<double>().to_vector();
+  return detail::quantile_run<T>(eval(x), qs, q.dim() == 1, dim, keepdim, interpolation, false);
+}
+/// quantile that ignores NaN (a row of NaN only gives NaN).
+template <detail::evaluable X>
+auto nanquantile(const X& x, double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                 std::string_view interpolation = "linear") {
+  using T = typename X::value_type;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "quantile() input tensor must be either float or double dtype");
+  return detail::quantile_run<T>(eval(x), std::span<const double>(&q, 1), false, dim, keepdim, interpolation, true);
+}
 }  // namespace strata
 
 // ---- compiled once per dtype (src/sorting.cpp) ----
@@ -209,6 +248,12 @@ STRATA_SCAN_INSTANCES(double)
 STRATA_SCAN_INSTANCES(float128)
 STRATA_SCAN_INSTANCES(std::complex<float>)
 STRATA_SCAN_INSTANCES(std::complex<double>)
+namespace detail {
+extern template Tensor<float> quantile_run<float>(const Tensor<float>&, std::span<const double>, bool,
+                                                  std::optional<std::int64_t>, bool, std::string_view, bool);
+extern template Tensor<double> quantile_run<double>(const Tensor<double>&, std::span<const double>, bool,
+                                                    std::optional<std::int64_t>, bool, std::string_view, bool);
+}  // namespace detail
 }  // namespace strata
 #undef STRATA_ORDER_INSTANCES
 #undef STRATA_SCAN_INSTANCES

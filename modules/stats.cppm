@@ -229,18 +229,62 @@ auto vector_norm_of(const E& e, double ord, int_list dims, bool keepdim) {
 }  // namespace strata::detail
 
 export namespace strata {
-/// Values and their int64 indices along a dim (PyTorch's (values, indices) tuple):
-/// `auto [v, i] = max(x, 1);` or `max(x, 1).values` — no <tuple> needed.
+/// Values and their int64 indices along a dim: libtorch's std::tuple (`std::get<0>(max(x, 1))`,
+/// `auto [v, i] = max(x, 1);`) with Python's names (`max(x, 1).values`).
 template <element T>
-struct values_indices {
-  Tensor<T> values;                ///< the values picked along the dim
-  Tensor<std::int64_t> indices;    ///< where they were along the dim
+struct values_indices : std::tuple<Tensor<T>, Tensor<std::int64_t>> {
+  using tuple_type = std::tuple<Tensor<T>, Tensor<std::int64_t>>;
+  Tensor<T>& values = std::get<0>(*this);               ///< the values picked along the dim
+  Tensor<std::int64_t>& indices = std::get<1>(*this);   ///< where they were along the dim
+  /// Empty results.
+  values_indices() = default;
+  /// The pair of results.
+  values_indices(Tensor<T> v, Tensor<std::int64_t> i) : tuple_type(std::move(v), std::move(i)) {}
+  /// A copy (its names refer to its own elements).
+  values_indices(const values_indices& o) : tuple_type(o) {}
+  /// A move.
+  values_indices(values_indices&& o) noexcept : tuple_type(std::move(o)) {}
+  /// Rebinds both handles.
+  values_indices& operator=(const values_indices& o) { tuple_type::operator=(o); return *this; }
+  /// Rebinds both handles.
+  values_indices& operator=(values_indices&& o) noexcept { tuple_type::operator=(std::move(o)); return *this; }
+  /// Result I (structured bindings use it, so they need no <tuple> in the user's file).
+  template <std::size_t I>
+  const auto& get() const& { return std::get<I>(static_cast<const tuple_type&>(*this)); }
+  /// Result I.
+  template <std::size_t I>
+  auto& get() & { return std::get<I>(static_cast<tuple_type&>(*this)); }
+  /// Result I, moved out.
+  template <std::size_t I>
+  auto&& get() && { return std::get<I>(static_cast<tuple_type&&>(*this)); }
 };
-/// Two results read as PyTorch's tuples are: `auto [v, m] = var_mean(x);`.
+/// Two results, as libtorch's std::tuple: `auto [v, m] = var_mean(x);`, `std::get<1>(...)`.
 template <element A, element B>
-struct tensor_pair {
-  Tensor<A> first;   ///< the first result (var, std)
-  Tensor<B> second;  ///< the second result (mean)
+struct tensor_pair : std::tuple<Tensor<A>, Tensor<B>> {
+  using tuple_type = std::tuple<Tensor<A>, Tensor<B>>;
+  Tensor<A>& first = std::get<0>(*this);   ///< the first result (var, std)
+  Tensor<B>& second = std::get<1>(*this);  ///< the second result (mean)
+  /// Empty results.
+  tensor_pair() = default;
+  /// The pair of results.
+  tensor_pair(Tensor<A> a, Tensor<B> b) : tuple_type(std::move(a), std::move(b)) {}
+  /// A copy (its names refer to its own elements).
+  tensor_pair(const tensor_pair& o) : tuple_type(o) {}
+  /// A move.
+  tensor_pair(tensor_pair&& o) noexcept : tuple_type(std::move(o)) {}
+  /// Rebinds both handles.
+  tensor_pair& operator=(const tensor_pair& o) { tuple_type::operator=(o); return *this; }
+  /// Rebinds both handles.
+  tensor_pair& operator=(tensor_pair&& o) noexcept { tuple_type::operator=(std::move(o)); return *this; }
+  /// Result I (structured bindings use it, so they need no <tuple> in the user's file).
+  template <std::size_t I>
+  const auto& get() const& { return std::get<I>(static_cast<const tuple_type&>(*this)); }
+  /// Result I.
+  template <std::size_t I>
+  auto& get() & { return std::get<I>(static_cast<tuple_type&>(*this)); }
+  /// Result I, moved out.
+  template <std::size_t I>
+  auto&& get() && { return std::get<I>(static_cast<tuple_type&&>(*this)); }
 };
 
 /// Number of nonzero elements over dims (all when empty), as int64.
@@ -282,6 +326,15 @@ template <class X>
 auto std(X&& x, int_list dims = {}, std::int64_t correction = 1, bool keepdim = false) {
   return detail::root_of(var(std::forward<X>(x), dims, correction, keepdim), 0.5);
 }
+namespace detail {
+/// The std method's call (see strata.tensor:methods).
+template <class X>
+struct std_call<X, void> {
+  static auto run(const X& x, int_list dims, std::int64_t correction, bool keepdim) {
+    return strata::std(x, dims, correction, keepdim);
+  }
+};
+}  // namespace detail
 /// (var, mean) over dims, evaluated; the mean is PyTorch's (recorded for autograd).
 template <class X>
   requires(detail::operand<X> && !detail::scalar_operand<X>)
@@ -331,24 +384,24 @@ auto norm(X&& x, double p = 2, int_list dims = {}, bool keepdim = false) {
 
 /// Index of the largest element (first on ties; NaN counts as largest), over every element
 /// (flattened) or along dim.
-template <element T>
-Tensor<std::int64_t> argmax(const Tensor<T>& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) {
-  return detail::arg_extreme(x, dim, keepdim, true, "argmax");
+template <tensor_like X>
+Tensor<std::int64_t> argmax(const X& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) {
+  return detail::arg_extreme(detail::as_tensor(x), dim, keepdim, true, "argmax");
 }
 /// Index of the smallest element (first on ties; NaN counts as smallest).
-template <element T>
-Tensor<std::int64_t> argmin(const Tensor<T>& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) {
-  return detail::arg_extreme(x, dim, keepdim, false, "argmin");
+template <tensor_like X>
+Tensor<std::int64_t> argmin(const X& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) {
+  return detail::arg_extreme(detail::as_tensor(x), dim, keepdim, false, "argmin");
 }
 /// (values, indices) of the largest elements along dim (first index on ties; NaN propagates).
-template <element T>
-values_indices<T> max(const Tensor<T>& x, std::int64_t dim, bool keepdim = false) {
-  return detail::extreme_along(x, dim, keepdim, true, "max");
+template <tensor_like X>
+values_indices<detail::value_t<X>> max(const X& x, std::int64_t dim, bool keepdim = false) {
+  return detail::extreme_along(detail::as_tensor(x), dim, keepdim, true, "max");
 }
 /// (values, indices) of the smallest elements along dim.
-template <element T>
-values_indices<T> min(const Tensor<T>& x, std::int64_t dim, bool keepdim = false) {
-  return detail::extreme_along(x, dim, keepdim, false, "min");
+template <tensor_like X>
+values_indices<detail::value_t<X>> min(const X& x, std::int64_t dim, bool keepdim = false) {
+  return detail::extreme_along(detail::as_tensor(x), dim, keepdim, false, "min");
 }
 /// The largest element (amax over every element; NaN propagates).
 template <class X>
@@ -381,3 +434,13 @@ STRATA_STATS_INSTANCES(float128)
 extern template bool central_moments<float>(const Tensor<float>&, int_list, bool, Tensor<float>&, Tensor<float>*);
 extern template bool central_moments<double>(const Tensor<double>&, int_list, bool, Tensor<double>&, Tensor<double>*);
 }  // namespace strata::detail
+
+// The tuple protocol (structured bindings, std::tuple_size) for the pair results.
+template <strata::element T>
+struct std::tuple_size<strata::values_indices<T>> : std::integral_constant<std::size_t, 2> {};
+template <std::size_t I, strata::element T>
+struct std::tuple_element<I, strata::values_indices<T>> : std::tuple_element<I, typename strata::values_indices<T>::tuple_type> {};
+template <strata::element A, strata::element B>
+struct std::tuple_size<strata::tensor_pair<A, B>> : std::integral_constant<std::size_t, 2> {};
+template <std::size_t I, strata::element A, strata::element B>
+struct std::tuple_element<I, strata::tensor_pair<A, B>> : std::tuple_element<I, typename strata::tensor_pair<A, B>::tuple_type> {};

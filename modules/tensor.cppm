@@ -3,7 +3,9 @@
 // that metadata. The geometry of every view is a plain function in src/views.cpp; copies
 // and fills run on the loop engine.
 module;
+#include <algorithm>
 #include <complex>
+#include <concepts>
 #include <cstdint>
 #include <tuple>
 #include <initializer_list>
@@ -20,6 +22,7 @@ export import strata.error;
 export import strata.dtype;
 export import strata.shape;
 export import strata.storage;
+export import :methods;
 import strata.loop;
 import strata.graph;
 
@@ -114,8 +117,9 @@ int get_num_threads();
 template <element T>
 class Tensor;
 
-/// A tensor of uninitialized elements (zeros for non-trivial types such as float128).
-template <element T>
+/// A tensor of uninitialized elements (zeros for non-trivial types such as float128); T
+/// defaults to float32, PyTorch's default dtype.
+template <element T = float>
 Tensor<T> empty(int_list sizes);
 
 // ---- advanced indexing (strata.indexing): tensor_index is defined at the end of this file ----
@@ -220,7 +224,7 @@ export namespace strata {
 /// A strided n-dimensional array of T over shared storage (a handle, like at::Tensor:
 /// copies share the elements; clone() copies them).
 template <element T>
-class Tensor {
+class Tensor : public tensor_methods<Tensor<T>> {
  public:
   using value_type = T;
 
@@ -262,7 +266,12 @@ class Tensor {
     if constexpr (detail::lazy_expression<E>) {
       detail::check_inplace(meta_.get());
       detail::check_inplace_source(src.requires_grad());
-      storage_.bump_version();
+      // The version moves after the evaluation (also when it throws part way), so that an
+      // expression reading this tensor (x.assign(x * 2 + 1)) sees the version it was built at.
+      struct bump_after {
+        const strata::storage& s;
+        ~bump_after() { s.bump_version(); }
+      } bump{storage_};
       src.eval_into(*this);
     }
     else if constexpr (requires { typename E::value_type; src.storage(); }) copy_(src);
@@ -333,6 +342,9 @@ class Tensor {
     detail::check_single_element(numel());
     return *data_ptr();
   }
+  /// The single element converted to U (libtorch's t.item<float>()).
+  template <element U>
+  U item() const { return detail::convert<U>(item()); }
   /// Checked element access by an index list (negative indices wrap).
   T& at(int_list index) const {
     return static_cast<T*>(storage_.data())[detail::element_offset(layout_, index)];
@@ -343,16 +355,67 @@ class Tensor {
     return std::vector<T>(c.data_ptr(), c.data_ptr() + c.numel());
   }
   /// Sets every element to value; returns *this.
+  /// An expanded tensor's shared elements are written once each, as PyTorch's fill_ does.
   const Tensor& fill_(T value) const {
     detail::check_inplace(meta_.get());
-    detail::check_writable(layout_);
+    detail::layout distinct = layout_;  // stride-0 dims repeat one element: write it once
+    for (std::size_t d = 0; d < distinct.sizes.size(); ++d)
+      if (distinct.strides[d] == 0) distinct.sizes[d] = std::min<std::int64_t>(distinct.sizes[d], 1);
+    detail::check_writable(distinct);
     storage_.bump_version();
     const detail::fill_source<T> src{value};
-    detail::run_unary_loop(layout_, data_ptr(), src, nullptr, nullptr, 0);
+    detail::run_unary_loop(distinct, data_ptr(), src, nullptr, nullptr, 0);
     return *this;
   }
   /// Sets every element to value; returns *this.
   Tensor& fill_(T value) { std::as_const(*this).fill_(value); return *this; }
+  /// Sets every element to 0; returns *this.
+  const Tensor& zero_() const { return fill_(T{}); }
+  /// *this += other (torch's add_); returns *this.
+  template <class B>
+  const Tensor& add_(const B& other) const { return *this += other; }
+  /// *this += other * alpha.
+  template <class B, class S>
+  const Tensor& add_(const B& other, S alpha) const { return *this += other * alpha; }
+  /// *this -= other (torch's sub_).
+  template <class B>
+  const Tensor& sub_(const B& other) const { return *this -= other; }
+  /// *this -= other * alpha.
+  template <class B, class S>
+  const Tensor& sub_(const B& other, S alpha) const { return *this -= other * alpha; }
+  /// *this *= other (torch's mul_).
+  template <class B>
+  const Tensor& mul_(const B& other) const { return *this *= other; }
+  /// *this /= other (torch's div_).
+  template <class B>
+  const Tensor& div_(const B& other) const { return *this /= other; }
+  /// Clamps the elements in place to [lo, hi] (torch's clamp_).
+  template <class L, class H>
+  const Tensor& clamp_(L lo, H hi) const { return assign(this->clamp(lo, hi)); }
+  /// masked_fill_(*this, mask, value): value where mask is true.
+  template <class M, class V>
+  const Tensor& masked_fill_(const M& mask, const V& value) const {
+    detail::calls::masked_fill__(*this, mask, value);
+    return *this;
+  }
+  /// scatter_(*this, dim, index, src).
+  template <class I, class S>
+  const Tensor& scatter_(std::int64_t dim, const I& index, const S& src) const {
+    detail::calls::scatter__(*this, dim, index, src);
+    return *this;
+  }
+  /// scatter_add_(*this, dim, index, src).
+  template <class I, class S>
+  const Tensor& scatter_add_(std::int64_t dim, const I& index, const S& src) const {
+    detail::calls::scatter_add__(*this, dim, index, src);
+    return *this;
+  }
+  /// index_add_(*this, dim, index, source, alpha).
+  template <class I, class S>
+  const Tensor& index_add_(std::int64_t dim, const I& index, const S& source, double alpha = 1.0) const {
+    detail::calls::index_add__(*this, dim, index, source, alpha);
+    return *this;
+  }
   /// Copies src (broadcast to this shape, converted like PyTorch's copy_) into this view.
   template <element U>
   const Tensor& copy_(const Tensor<U>& src) const {
@@ -373,32 +436,6 @@ class Tensor {
   /// Copies src into this view; returns *this.
   template <element U>
   Tensor& copy_(const Tensor<U>& src) { std::as_const(*this).copy_(src); return *this; }
-
-  // ---- reductions (need strata.reduce; lazy like the free functions) ----
-  /// sum(*this, dims, keepdim).
-  template <class Self = Tensor>
-  auto sum(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::sum(*this, dims, keepdim); }
-  /// mean(*this, dims, keepdim).
-  template <class Self = Tensor>
-  auto mean(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::mean(*this, dims, keepdim); }
-  /// prod(*this, dims, keepdim).
-  template <class Self = Tensor>
-  auto prod(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::prod(*this, dims, keepdim); }
-  /// amax(*this, dims, keepdim).
-  template <class Self = Tensor>
-  auto amax(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::amax(*this, dims, keepdim); }
-  /// amin(*this, dims, keepdim).
-  template <class Self = Tensor>
-  auto amin(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::amin(*this, dims, keepdim); }
-  /// all(*this, dims, keepdim).
-  template <class Self = Tensor>
-  auto all(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::all(*this, dims, keepdim); }
-  /// any(*this, dims, keepdim).
-  template <class Self = Tensor>
-  auto any(int_list dims = {}, bool keepdim = false) const { return detail::reductions<Self>::any(*this, dims, keepdim); }
-  /// sum_to(*this, sizes): the gradient reduction of a broadcast input.
-  template <class Self = Tensor>
-  auto sum_to(int_list sizes) const { return detail::reductions<Self>::sum_to(*this, sizes); }
 
   // ---- autograd ----
   /// Marks this leaf as needing a gradient (floating and complex dtypes only).
@@ -440,12 +477,20 @@ class Tensor {
   Tensor view(int_list sizes) const {
     return derived(detail::view_layout(layout_, sizes), [s = sizes.vec()](const Tensor& g) { return g.view(s); });
   }
+  /// view({s0, s1, ...}): x.view(2, -1).
+  template <std::integral... I>
+    requires(sizeof...(I) >= 2)
+  Tensor view(I... sizes) const { return view({static_cast<std::int64_t>(sizes)...}); }
   /// view() when possible, else a contiguous copy with the new sizes.
   Tensor reshape(int_list sizes) const {
     const dim_vector target = detail::infer_size(sizes, numel());
     if (detail::view_strides(layout_.sizes, layout_.strides, target)) return view(target);
     return clone().view(target);
   }
+  /// reshape({s0, s1, ...}).
+  template <std::integral... I>
+    requires(sizeof...(I) >= 2)
+  Tensor reshape(I... sizes) const { return reshape({static_cast<std::int64_t>(sizes)...}); }
   /// An arbitrary strided view of the same storage (bounds-checked).
   Tensor as_strided(int_list sizes, int_list strides, std::optional<std::int64_t> storage_offset = {}) const {
     detail::layout l = detail::as_strided_layout(sizes, strides, storage_offset.value_or(layout_.offset),
@@ -463,9 +508,13 @@ class Tensor {
   Tensor expand(int_list sizes) const {
     return derived(detail::expand_layout(layout_, sizes), [](const Tensor& g) { return g; }, detail::view_kind::expand);
   }
-  /// expand(other.sizes()).
-  template <element U>
-  Tensor expand_as(const Tensor<U>& other) const { return expand(other.sizes()); }
+  /// expand({s0, s1, ...}).
+  template <std::integral... I>
+    requires(sizeof...(I) >= 2)
+  Tensor expand(I... sizes) const { return expand({static_cast<std::int64_t>(sizes)...}); }
+  /// expand(other.sizes()) (other a tensor or an expression).
+  template <class U>
+  Tensor expand_as(const U& other) const { return expand(other.sizes()); }
   /// expand(sizes), as torch.broadcast_to.
   Tensor broadcast_to(int_list sizes) const { return expand(sizes); }
   /// length elements of dim from start.
@@ -489,6 +538,10 @@ class Tensor {
   Tensor permute(int_list dims) const {
     return derived(detail::permute_layout(layout_, dims), [d = dims.vec()](const Tensor& g) { return g.permute(d); });
   }
+  /// permute({d0, d1, ...}): x.permute(1, 0).
+  template <std::integral... I>
+    requires(sizeof...(I) >= 2)
+  Tensor permute(I... dims) const { return permute({static_cast<std::int64_t>(dims)...}); }
   /// Swaps two dims.
   Tensor transpose(std::int64_t dim0, std::int64_t dim1) const {
     return derived(detail::transpose_layout(layout_, dim0, dim1),
@@ -594,27 +647,118 @@ class Tensor {
 template <detail::lazy_expression E>
 Tensor(const E&) -> Tensor<typename E::value_type>;
 
+namespace detail {
+template <class X> struct is_tensor_handle : std::false_type {};
+template <class T> struct is_tensor_handle<Tensor<T>> : std::true_type {};
+}  // namespace detail
+/// What every function that takes a tensor accepts: a Tensor<T> or a lazy expression (a node,
+/// a reduction, a softmax or einsum node), which is evaluated where a tensor is needed.
+template <class X>
+concept tensor_like = detail::is_tensor_handle<std::remove_cvref_t<X>>::value ||
+                      detail::lazy_expression<std::remove_cvref_t<X>>;
+namespace detail {
+/// x as a tensor: the same handle for a tensor, the evaluated result for an expression.
+template <class X>
+decltype(auto) as_tensor(const X& x) {
+  if constexpr (is_tensor_handle<X>::value) return (x);
+  else return x.eval();
+}
+/// The element type of a tensor or an expression.
+template <class X>
+using value_t = typename std::remove_cvref_t<X>::value_type;
+/// True when X is a lazy expression (not a Tensor).
+template <class X>
+concept lazy = lazy_expression<std::remove_cvref_t<X>>;
+}  // namespace detail
+
 template <element T>
 Tensor<T> empty(int_list sizes) {
   const std::int64_t n = numel_of(sizes);
   return Tensor<T>(storage::allocate<T>(n, init::uninitialized), sizes, contiguous_strides(sizes), 0);
 }
-/// A tensor filled with value.
-template <element T>
-Tensor<T> full(int_list sizes, T value) {
-  Tensor<T> t = empty<T>(sizes);
-  t.fill_(value);
+namespace detail {
+/// The dtype PyTorch gives a Python number of C++ type V: bool, int64 for integers, the default
+/// float32 for double, complex64 for complex<double>; strata's own types (half, float128) stay.
+template <class V>
+using default_dtype_t =
+    std::conditional_t<std::is_same_v<V, bool>, bool,
+                       std::conditional_t<std::is_integral_v<V>, std::int64_t,
+                                          std::conditional_t<std::is_same_v<V, double>, float,
+                                                             std::conditional_t<std::is_same_v<V, std::complex<double>>,
+                                                                                std::complex<float>, V>>>>;
+/// T, or the default dtype of V when T is void.
+template <class T, class V>
+using dtype_or_t = std::conditional_t<std::is_void_v<T>, default_dtype_t<V>, T>;
+}  // namespace detail
+
+/// A tensor filled with value; without T, the dtype is PyTorch's for the value (float32 for a
+/// floating number, int64 for an integer, bool).
+template <class T = void, class V = T>
+auto full(int_list sizes, V value) {
+  using R = detail::dtype_or_t<T, V>;
+  static_assert(element<R>, "full: the element type must be one of strata's dtypes");
+  Tensor<R> t = empty<R>(sizes);
+  t.fill_(detail::convert<R>(value));
   return t;
 }
-/// A tensor of zeros.
-template <element T>
+/// A tensor of zeros (float32 unless T is given).
+template <element T = float>
 Tensor<T> zeros(int_list sizes) {
   const std::int64_t n = numel_of(sizes);
   return Tensor<T>(storage::allocate<T>(n, init::zero), sizes, contiguous_strides(sizes), 0);
 }
-/// A tensor of ones.
-template <element T>
+/// A tensor of ones (float32 unless T is given).
+template <element T = float>
 Tensor<T> ones(int_list sizes) { return full<T>(sizes, detail::convert<T>(1)); }
+/// zeros({s0, s1, ...}): zeros(2, 3).
+template <element T = float, std::integral... I>
+  requires(sizeof...(I) >= 2)
+Tensor<T> zeros(I... sizes) { return zeros<T>({static_cast<std::int64_t>(sizes)...}); }
+/// ones({s0, s1, ...}).
+template <element T = float, std::integral... I>
+  requires(sizeof...(I) >= 2)
+Tensor<T> ones(I... sizes) { return ones<T>({static_cast<std::int64_t>(sizes)...}); }
+
+/// A 0-dim tensor holding value (torch::tensor(2.5)); T defaults to PyTorch's dtype for it.
+template <class T = void, class V>
+  requires element<V>
+auto tensor(V value) {
+  using R = detail::dtype_or_t<T, V>;
+  Tensor<R> t = empty<R>({});
+  *t.data_ptr() = detail::convert<R>(value);
+  return t;
+}
+/// A 1-D tensor of values (torch::tensor({1.f, 2.f})); T defaults to PyTorch's dtype for them
+/// (a list of doubles gives float32, of integers int64).
+template <class T = void, class V>
+auto tensor(std::initializer_list<V> values) {
+  using R = detail::dtype_or_t<T, V>;
+  Tensor<R> t = empty<R>({static_cast<std::int64_t>(values.size())});
+  R* p = t.data_ptr();
+  for (const V& v : values) *p++ = detail::convert<R>(v);
+  return t;
+}
+/// A 2-D tensor of rows of equal length (torch::tensor({{1, 2}, {3, 4}})).
+template <class T = void, class V>
+auto tensor(std::initializer_list<std::initializer_list<V>> rows) {
+  using R = detail::dtype_or_t<T, V>;
+  const auto n = static_cast<std::int64_t>(rows.size());
+  const std::int64_t m = n > 0 ? static_cast<std::int64_t>(rows.begin()->size()) : 0;
+  Tensor<R> t = empty<R>({n, m});
+  R* p = t.data_ptr();
+  std::int64_t i = 0;
+  for (const auto& row : rows) {
+    if (static_cast<std::int64_t>(row.size()) != m)
+      throw shape_error("tensor: expected sequence of length " + std::to_string(m) + " at dim 1 (got " +
+                        std::to_string(row.size()) + ")");
+    for (const V& v : row) p[i++] = detail::convert<R>(v);
+  }
+  return t;
+}
+/// A 0-dim tensor of value, float32 unless T is given (torch.scalar_tensor).
+template <element T = float, class V>
+  requires element<V>
+Tensor<T> scalar_tensor(V value) { return tensor<T>(value); }
 
 /// A tensor holding values with the given sizes, e.g. from_vector<float>(v, {2, 3}).
 template <element T>

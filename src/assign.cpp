@@ -28,6 +28,7 @@ bool broadcast_leaves(int_list sizes, const leaf_view* leaves, std::size_t count
   bool all_contiguous = true;
   for (std::size_t k = 0; k < count; ++k) {
     const leaf_view& t = leaves[k];
+    if (t.version != unversioned && t.version != t.store->version()) throw_stale_input(t.version, t.store->version());
     layout& l = layouts[k + 1];
     // (copied in place: a fresh small_vec moved in is a 64-byte load of a buffer just written
     // by a shorter store, which the store buffer cannot forward: a quarter of a 100-element

@@ -1070,4 +1070,51 @@ STRATA_INDEXING_INSTANCES(float128)
 STRATA_INDEXING_INSTANCES(std::complex<float>)
 STRATA_INDEXING_INSTANCES(std::complex<double>)
 #undef STRATA_INDEXING_INSTANCES
+
+Tensor<std::int64_t> one_hot_impl(const Tensor<std::int64_t>& x, std::int64_t num_classes) {
+  const std::vector<std::int64_t> v = x.to_vector();
+  if (num_classes == -1) {
+    if (v.empty()) throw error("Can not infer total number of classes from empty tensor.");
+    num_classes = *std::max_element(v.begin(), v.end()) + 1;
+  } else if (num_classes < 0) {
+    throw error("one_hot: num_classes should be -1 or a non-negative number, got " + str(num_classes));
+  }
+  for (const std::int64_t c : v) {
+    if (c < 0) throw error("Class values must be non-negative.");
+    if (c >= num_classes) throw error("Class values must be smaller than num_classes.");
+  }
+  dim_vector sizes = x.sizes().vec();
+  sizes.push_back(num_classes);
+  Tensor<std::int64_t> out = zeros<std::int64_t>(sizes);
+  std::int64_t* p = out.data_ptr();
+  for (std::size_t i = 0; i < v.size(); ++i) p[static_cast<std::int64_t>(i) * num_classes + v[i]] = 1;
+  return out;
+}
+
+template <element R>
+Tensor<R> bincount_impl(const Tensor<std::int64_t>& x, const Tensor<R>* weights, std::int64_t minlength) {
+  if (x.dim() != 1) throw error("bincount only supports 1-d non-negative integral inputs.");
+  if (minlength < 0) throw error("minlength should be >= 0");
+  if (weights && (weights->dim() != 1 || weights->size(0) != x.size(0)))
+    throw error("weights should be 1-d and have the same length as input");
+  const std::vector<std::int64_t> v = x.to_vector();
+  std::int64_t n = minlength;
+  for (const std::int64_t c : v) {
+    if (c < 0) throw error("bincount only supports 1-d non-negative integral inputs.");
+    n = std::max(n, c + 1);
+  }
+  Tensor<R> out = zeros<R>({n});
+  R* p = out.data_ptr();
+  if (weights) {
+    const std::vector<R> w = weights->to_vector();
+    for (std::size_t i = 0; i < v.size(); ++i) p[v[i]] += w[i];
+  } else {
+    for (const std::int64_t c : v) p[c] += 1;
+  }
+  return out;
+}
+template Tensor<std::int64_t> bincount_impl<std::int64_t>(const Tensor<std::int64_t>&, const Tensor<std::int64_t>*,
+                                                          std::int64_t);
+template Tensor<float> bincount_impl<float>(const Tensor<std::int64_t>&, const Tensor<float>*, std::int64_t);
+template Tensor<double> bincount_impl<double>(const Tensor<std::int64_t>&, const Tensor<double>*, std::int64_t);
 }  // namespace strata::detail

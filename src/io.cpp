@@ -422,6 +422,14 @@ bool check_npy_descr(const std::string& descr, dtype d, const std::string& path)
   throw io_error(what + ", and load_npy reads no such dtype");
 }
 
+dtype npy_dtype(const std::string& descr, const std::string& path) {
+  const bool ordered = descr.size() >= 2 && std::string_view("<>=|").find(descr[0]) != std::string_view::npos;
+  const std::string_view code = ordered ? std::string_view(descr).substr(1) : std::string_view();
+  for (const npy_code& c : npy_codes)
+    if (ordered && code == c.descr + 1) return c.type;
+  throw io_error("npy_header: '" + path + "' holds dtype '" + descr + "', which strata reads as no dtype");
+}
+
 std::size_t npy_data_bytes(const npy_header& h, std::size_t itemsize, std::istream& in,
                            const std::string& path) {
   // As NumPy ("array is too big"): the extents, a 0 counted as 1, times the item size must fit

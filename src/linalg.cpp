@@ -85,10 +85,6 @@ distinct_dims distinct(const dim_vector& labels, int_list sizes, int_list stride
 }
 }  // namespace
 
-void throw_dtype_mismatch(dtype expected, dtype found) {
-  throw dtype_error("expected scalar type " + scalar_type_name(expected) + " but found " + scalar_type_name(found));
-}
-
 // ---- parsing and size checks (PyTorch 1.13's einsum, message for message) ----
 einsum_spec parse_einsum(std::string_view equation, std::span<const dim_vector> sizes, dim_vector& out_sizes) {
   const std::size_t num_ops = sizes.size();
@@ -1145,16 +1141,6 @@ einsum_spec tensordot_spec(int_list a, int_list b, std::int64_t dims) {
     db.push_back(i);
   }
   return tensordot_spec(a, b, da, db);
-}
-
-void throw_product_dtype(std::string_view name, int_list a, int_list b, dtype ta, dtype tb) {
-  if (name == "dot" || (name == "matmul" && a.size() == 1 && b.size() == 1)) {
-    throw dtype_error("dot : expected both vectors to have same dtype, but found " + scalar_type_name(ta) + " and " +
-                      scalar_type_name(tb));
-  }
-  // matmul folds a >= 3-D b with a 1-D or 2-D a as b's transpose first: b's dtype is expected
-  if (name == "matmul" && b.size() >= 3 && a.size() <= 2) throw_dtype_mismatch(tb, ta);
-  throw_dtype_mismatch(ta, tb);
 }
 
 // ---- compiled once per dtype ----

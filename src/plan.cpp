@@ -164,6 +164,14 @@ std::string overlap_message() {
          "memory location. Please clone() the tensor before performing the operation.";
 }
 
+void throw_stale_input(std::uint64_t built, std::uint64_t now) {
+  throw error("this lazy expression reads a tensor that was written in place after the expression was built "
+              "(its version was " + std::to_string(built) + ", now " + std::to_string(now) + "): PyTorch "
+              "computes an expression where it is written, strata where it is evaluated, so the result would "
+              "use the new values. Evaluate the expression into a tensor before the write "
+              "(strata::Tensor y = ...; or .eval()).");
+}
+
 void check_writable(const layout& l) {
   // A contiguous tensor never overlaps itself: skip the analysis in the common case.
   if (!is_contiguous(l.sizes, l.strides) && has_internal_overlap(l.sizes, l.strides))

@@ -31,6 +31,7 @@ module;
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -862,4 +863,64 @@ STRATA_SCAN_INSTANCES(std::complex<float>)
 STRATA_SCAN_INSTANCES(std::complex<double>)
 #undef STRATA_ORDER_INSTANCES
 #undef STRATA_SCAN_INSTANCES
+
+template <element T>
+Tensor<T> quantile_run(const Tensor<T>& x, std::span<const double> qs, bool q_list, std::optional<std::int64_t> dim,
+                       bool keepdim, std::string_view interpolation, bool ignore_nan) {
+  const std::string name = ignore_nan ? "nanquantile()" : "quantile()";
+  if (interpolation != "linear" && interpolation != "lower" && interpolation != "higher" &&
+      interpolation != "midpoint" && interpolation != "nearest")
+    throw error(name + " interpolation must be one of linear, lower, higher, midpoint or nearest. Got " +
+                std::string(interpolation));
+  for (const double q : qs)
+    if (!(q >= 0 && q <= 1)) throw error(name + " q must be in the range [0, 1] but got " + std::to_string(q));
+  if (x.numel() == 0) throw error(name + " input tensor must be non-empty");
+  // The values along the dim, sorted (NaN last), one row each.
+  const Tensor<T> src = dim ? x : x.reshape({-1});
+  const std::int64_t d = src.dim() == 0 ? 0 : wrap_dim(dim.value_or(0), src.dim());
+  const Tensor<T> lines = src.dim() == 0 ? src.reshape({1}) : src.movedim(d, -1).contiguous();
+  const Tensor<T> sorted = sort_run<T>(lines, -1, false, false).values.contiguous();
+  const std::int64_t n = sorted.size(-1), rows = sorted.numel() / n;
+  dim_vector out_sizes;
+  if (q_list) out_sizes.push_back(static_cast<std::int64_t>(qs.size()));
+  for (std::int64_t k = 0; k < x.dim(); ++k) {
+    if (!dim || k == d) {
+      if (keepdim) out_sizes.push_back(1);
+    } else {
+      out_sizes.push_back(x.size(k));
+    }
+  }
+  Tensor<T> out = empty<T>(out_sizes);
+  T* o = out.data_ptr();
+  const T* v = sorted.data_ptr();
+  for (std::size_t k = 0; k < qs.size(); ++k) {
+    const T q = static_cast<T>(qs[k]);  // computed in the input's dtype, as PyTorch
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* row = v + r * n;
+      std::int64_t count = n;
+      if (ignore_nan) {
+        while (count > 0 && std::isnan(row[count - 1])) --count;
+      }
+      T& result = o[static_cast<std::int64_t>(k) * rows + r];
+      if (count == 0 || (!ignore_nan && std::isnan(row[n - 1]))) {
+        result = std::numeric_limits<T>::quiet_NaN();
+        continue;
+      }
+      T rank = q * static_cast<T>(count - 1);
+      if (interpolation == "lower") rank = std::floor(rank);
+      else if (interpolation == "higher") rank = std::ceil(rank);
+      else if (interpolation == "nearest") rank = std::nearbyint(rank);  // half to even
+      const auto below = static_cast<std::int64_t>(rank);
+      const std::int64_t above = std::min(static_cast<std::int64_t>(std::ceil(rank)), count - 1);
+      const T w = interpolation == "midpoint" ? T(0.5) : rank - static_cast<T>(below);
+      const T a = row[below], b = row[above];
+      result = w < T(0.5) ? a + w * (b - a) : b - (b - a) * (T(1) - w);  // PyTorch's lerp
+    }
+  }
+  return out;
+}
+template Tensor<float> quantile_run<float>(const Tensor<float>&, std::span<const double>, bool,
+                                           std::optional<std::int64_t>, bool, std::string_view, bool);
+template Tensor<double> quantile_run<double>(const Tensor<double>&, std::span<const double>, bool,
+                                             std::optional<std::int64_t>, bool, std::string_view, bool);
 }  // namespace strata::detail

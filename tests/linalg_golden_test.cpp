@@ -10,8 +10,9 @@
 //  * linalg_matmul.txt: matmul for every rank combination 1-4 (broadcast batch dims), mm, bmm,
 //    mv, dot, outer, tensordot, float64 gradients, and their errors.
 // Runtime dtypes reach a bounded set of instantiations: einsum's vector form once per dtype,
-// its variadic form for float and double with 1-3 operands and the mixed signatures of the
-// error cases, the binary functions for five dtypes and five mixed pairs.
+// its variadic form for float and double with 1-3 operands, the binary functions for five
+// dtypes. Mixed-dtype products are compile-time errors here (tests/compile_fail/), so their
+// golden records, torch's run-time messages, are skipped.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <complex>
@@ -357,6 +358,13 @@ std::string einsum_values(const record& r) {
   return problems + compare(y.to_vector(), r.out, r.mag, r.sample, rtol_of<T>());
 }
 
+/// True when the operands' dtypes differ: strata refuses those products at compile time.
+bool mixed_dtypes(const record& r) {
+  for (const auto& o : r.ops)
+    if (o.dtype != r.ops[0].dtype) return true;
+  return false;
+}
+
 template <class... Ts, std::size_t... I>
 std::optional<std::string> einsum_error_variadic(const record& r, std::index_sequence<I...>) {
   const std::tuple<Tensor<Ts>...> x{make_operand<Ts>(r.ops[I]).second...};
@@ -395,19 +403,12 @@ std::string einsum_error(const record& r) {
   }
   std::string sig;
   for (const auto& o : r.ops) sig += (sig.empty() ? "" : ",") + o.dtype;
-  using i64 = std::int64_t;
-  using i32 = std::int32_t;
   std::optional<std::string> got;
+  // Operands of different dtypes do not compile (tests/compile_fail/einsum_mixed.cpp); torch's
+  // run-time message for them is the one thing strata does not reproduce.
+  if (mixed_dtypes(r)) return {};
   if (sig == "f32") got = einsum_error_variadic<float>(r);
   else if (sig == "f32,f32") got = einsum_error_variadic<float, float>(r);
-  else if (sig == "f32,f64") got = einsum_error_variadic<float, double>(r);
-  else if (sig == "f64,f32") got = einsum_error_variadic<double, float>(r);
-  else if (sig == "i64,i32") got = einsum_error_variadic<i64, i32>(r);
-  else if (sig == "c64,f32") got = einsum_error_variadic<c64, float>(r);
-  else if (sig == "f32,i64") got = einsum_error_variadic<float, i64>(r);
-  else if (sig == "f32,f32,f64") got = einsum_error_variadic<float, float, double>(r);
-  else if (sig == "f32,f64,f32") got = einsum_error_variadic<float, double, float>(r);
-  else if (sig == "f64,f32,f32") got = einsum_error_variadic<double, float, float>(r);
   else throw std::runtime_error("no variadic instantiation for " + sig);
   return check_error(r, got);
 }
@@ -508,13 +509,8 @@ std::string binary_record(const record& r) {
     if (sig == "c64,c64") return binary_values<c64>(r);
     if (sig == "c128,c128") return binary_values<c128>(r);
   } else {
+    if (mixed_dtypes(r)) return {};  // a compile-time error (tests/compile_fail/matmul_mixed.cpp)
     if (sig == "f32,f32") return binary_error<float, float>(r);
-    if (sig == "f32,f64") return binary_error<float, double>(r);
-    if (sig == "f64,f32") return binary_error<double, float>(r);
-    if (sig == "i64,f32") return binary_error<std::int64_t, float>(r);
-    if (sig == "i32,i64") return binary_error<std::int32_t, std::int64_t>(r);
-    if (sig == "i64,i32") return binary_error<std::int64_t, std::int32_t>(r);
-    if (sig == "c64,f32") return binary_error<c64, float>(r);
   }
   throw std::runtime_error("no instantiation for " + r.fn + " " + sig);
 }

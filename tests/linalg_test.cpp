@@ -428,8 +428,6 @@ TEST_CASE("matmul's and einsum's errors, in PyTorch's words", "[linalg]") {
   CHECK_THROWS_WITH(st::dot(v3, st::zeros<float>({4})),
                     "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of elements, "
                     "but got 3 and 4 elements respectively");
-  CHECK_THROWS_WITH(st::matmul(m23, st::zeros<double>({3, 2})), "expected scalar type Float but found Double");
-  CHECK_THROWS_AS(st::matmul(m23, st::zeros<double>({3, 2})), st::error);
   CHECK_THROWS_WITH(st::einsum("ij,jk", m23), "einsum(): fewer operands were provided than specified in the equation");
   CHECK_THROWS_WITH(st::einsum("ij", m23, m23), "einsum(): more operands were provided than specified in the equation");
   CHECK_THROWS_WITH(st::einsum("i", m23),
@@ -442,7 +440,6 @@ TEST_CASE("matmul's and einsum's errors, in PyTorch's words", "[linalg]") {
                     "einsum(): invalid subscript given at index 1 in the equation string, subscripts must be in [a-zA-Z]");
   CHECK_THROWS_WITH(st::einsum("ij->k", m23), "einsum(): output subscript k does not appear in the equation for any input operand");
   CHECK_THROWS_WITH(st::einsum("ij->ii", m23), "einsum(): output subscript i appears more than once in the output");
-  CHECK_THROWS_WITH(st::einsum("ij,ij", m23, st::zeros<double>({2, 3})), "expected scalar type Float but found Double");
   CHECK_THROWS_WITH(st::einsum("i", std::vector<st::Tensor<float>>{}), "einsum(): must provide at least one operand");
 }
 
