@@ -104,11 +104,11 @@ struct expression_base : tensor_methods<D> {
     requires(sizeof...(I) >= 2)
   auto view(I... sizes) const { return eval().view(sizes...); }
   /// eval().reshape(sizes).
-  auto reshape(int_list sizes) const { return eval().view(sizes); }
+  auto reshape(int_list sizes) const { return eval().reshape(sizes); }
   /// eval().reshape(s0, s1, ...).
   template <std::integral... I>
     requires(sizeof...(I) >= 2)
-  auto reshape(I... sizes) const { return eval().view(sizes...); }
+  auto reshape(I... sizes) const { return eval().reshape(sizes...); }
   /// eval().permute(dims).
   auto permute(int_list dims) const { return eval().permute(dims); }
   /// eval().permute(d0, d1, ...).
@@ -157,14 +157,13 @@ struct expression_base : tensor_methods<D> {
   auto unfold(std::int64_t dim, std::int64_t size, std::int64_t step) const { return eval().unfold(dim, size, step); }
   /// eval().index({...}) (libtorch's indexing of the result).
   auto index(std::initializer_list<tensor_index> indices) const { return eval().index(indices); }
-  /// The result, evaluated (already contiguous).
-  auto contiguous() const { return eval(); }
+  /// The result, evaluated and made contiguous (the evaluation follows the inputs' memory
+  /// order, so a transposed input gives a transposed result, as in PyTorch).
+  auto contiguous() const { return eval().contiguous(); }
   /// The result, evaluated into a fresh tensor.
   auto clone() const { return eval(); }
   /// The result, evaluated, cut from the graph.
   auto detach() const { return eval().detach(); }
-  /// True: an expression's result is evaluated into a fresh contiguous tensor.
-  bool is_contiguous() const noexcept { return true; }
 
  private:
   const D& self() const { return static_cast<const D&>(*this); }

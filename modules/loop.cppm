@@ -105,7 +105,7 @@ concept lazy_expression = requires { E::is_strata_expression; };
 inline constexpr std::uint64_t unversioned = ~std::uint64_t{0};
 /// Throws the error for an expression evaluated after one of its inputs was written in place.
 [[noreturn]] void throw_stale_input(std::uint64_t built, std::uint64_t now);
-/// Tensor's reduction methods, supplied by strata.expr.
+/// The sum_to a view's gradient needs (an expand's), supplied by strata.expr.
 template <class T>
 struct reductions;
 
@@ -794,7 +794,8 @@ void run_kernel(const loop_plan& plan, const E& e) {
 /// Reduces a contiguous array with W interleaved accumulators (256 bytes: four 512-bit
 /// registers, enough independent chains and loads in flight to reach memory bandwidth; the
 /// same for any ISA, so the bits are too), then combines them pairwise. An array shorter than
-/// W is combined in index order ((a + b) + c for three channels, PyTorch's bits). An Op with a
+/// a 64-byte vector is combined in index order, as PyTorch adds a short row ((a + b) + c for
+/// three channels: torch's bits). An Op with a
 /// NaN-ignoring `fast` combine (amax, amin) runs it on half as many lanes beside a NaN mask
 /// (one max and one unordered compare per vector) instead of a NaN-propagating select.
 template <class Op, class A, class V>
@@ -823,7 +824,7 @@ A chunk_reduce(const V* in, std::int64_t n) {
         for (int k = 0; k < w; ++k) lanes[k] = Op::fast(lanes[k], lanes[k + w]);
       return lanes[0];
     } else {
-      if (n < W) {  // shorter than the lanes: in index order, as PyTorch adds a short row
+      if (n < 64 / static_cast<std::int64_t>(sizeof(A))) {  // shorter than a vector: in index order
         A a = Op::template identity<A>();
         for (; i < n; ++i) a = Op::combine(a, b(i));
         return a;

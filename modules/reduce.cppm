@@ -522,13 +522,6 @@ void record_reduce(const reduce_expr<Op, A, R, E>& x, Tensor<R>& out) {
 
 template <element T>
 struct reductions<Tensor<T>> {
-  static auto sum(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::sum(t, dims, keepdim); }
-  static auto mean(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::mean(t, dims, keepdim); }
-  static auto prod(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::prod(t, dims, keepdim); }
-  static auto amax(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::amax(t, dims, keepdim); }
-  static auto amin(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::amin(t, dims, keepdim); }
-  static auto all(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::all(t, dims, keepdim); }
-  static auto any(const Tensor<T>& t, int_list dims, bool keepdim) { return strata::any(t, dims, keepdim); }
   static auto sum_to(const Tensor<T>& t, int_list sizes) { return strata::sum_to(t, sizes); }
 };
 }  // namespace strata::detail

@@ -14,29 +14,13 @@ import math
 import os
 import torch
 
+from golden_common import fmt
+
 torch.manual_seed(11)
 OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "golden", "ops.txt")
 DT = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "int64": torch.int64,
       "int8": torch.int8, "complex64": torch.complex64, "float16": torch.float16, "bool": torch.bool}
 lines = []
-
-
-def fmt(t):
-    t = t.detach().reshape(-1)
-    if t.is_complex():
-        t = torch.view_as_real(t).reshape(-1)
-    if t.dtype == torch.bool:
-        t = t.to(torch.int64)
-    if t.dtype in (torch.float16, torch.bfloat16):
-        t = t.to(torch.float32)
-    digits = "%.9g" if t.dtype == torch.float32 else "%.17g"  # enough to round-trip
-    out = []
-    for v in t.tolist():
-        if isinstance(v, float):
-            out.append("nan" if math.isnan(v) else ("inf" if v == math.inf else ("-inf" if v == -math.inf else digits % v)))
-        else:
-            out.append(str(v))
-    return " ".join(out)
 
 
 def shape(t):

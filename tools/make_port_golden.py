@@ -19,24 +19,12 @@ import re
 import torch
 import torch.nn.functional as F
 
+from golden_common import fmt
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 OUT = os.path.join(ROOT, "tests", "golden", "port.txt")
 TEST = os.path.join(ROOT, "tests", "port_test.cpp")
 values = {}  # name -> line, in the order checked
-
-
-def fmt(t):
-    t = t.detach().reshape(-1)
-    if t.dtype == torch.bool:
-        t = t.to(torch.int64)
-    digits = "%.9g" if t.dtype == torch.float32 else "%.17g"  # enough to round-trip
-    out = []
-    for v in t.tolist():
-        if isinstance(v, float):
-            out.append("nan" if math.isnan(v) else ("inf" if v == math.inf else ("-inf" if v == -math.inf else digits % v)))
-        else:
-            out.append(str(v))
-    return " ".join(out)
 
 
 def check(name, x):
