@@ -1320,6 +1320,14 @@ auto clamp(A&& x, L lo, H hi) {
     return unary_expr<detail::clamp_op<F>, decltype(n)>{{}, std::move(n), op};
   }
 }
+/// Clamps x to [lo, hi] where a bound is a tensor or an expression (broadcast with x):
+/// minimum(maximum(x, lo), hi), so lo > hi gives hi and NaN propagates, as PyTorch.
+template <class A, class L, class H>
+  requires(detail::operand<A> && !detail::scalar_operand<A> && detail::operands<L, H> &&
+           !(detail::scalar_operand<L> && detail::scalar_operand<H>))
+auto clamp(A&& x, L&& lo, H&& hi) {
+  return minimum(maximum(std::forward<A>(x), std::forward<L>(lo)), std::forward<H>(hi));
+}
 /// Rounds toward zero (integers unchanged).
 template <class A> requires(detail::operand<A> && !detail::scalar_operand<A>)
 auto trunc(A&& a) {

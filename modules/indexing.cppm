@@ -8,6 +8,7 @@ module;
 #include <complex>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -351,9 +352,10 @@ Tensor<std::int64_t> one_hot(const X& x, std::int64_t num_classes = -1) {
 }
 /// Counts of each value of a 1-D non-negative integer tensor (length max(x) + 1, at least
 /// minlength), as int64; with weights (a tensor of x's size), their sums instead, as double
-/// (float for float weights), as torch.bincount.
+/// (float for float weights): torch.bincount(x, weights, minlength), no weights being
+/// std::nullopt (bincount(y, std::nullopt, 3)).
 template <tensor_like X>
-Tensor<std::int64_t> bincount(const X& x, std::int64_t minlength = 0) {
+Tensor<std::int64_t> bincount(const X& x, std::nullopt_t = std::nullopt, std::int64_t minlength = 0) {
   static_assert(std::is_integral_v<detail::value_t<X>> && !std::is_same_v<detail::value_t<X>, bool>,
                 "bincount only supports 1-d non-negative integral inputs.");
   return detail::bincount_impl<std::int64_t>(detail::as_tensor(x).template to<std::int64_t>(), nullptr, minlength);

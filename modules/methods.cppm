@@ -219,9 +219,9 @@ struct tensor_methods {
   /// x >= other.
   template <class B>
   auto ge(const B& other) const { return self() >= other; }
-  /// clamp(x, lo, hi).
+  /// clamp(x, lo, hi) (numbers, tensors or expressions).
   template <class L, class H>
-  auto clamp(L lo, H hi) const { return detail::calls::clamp_(self(), lo, hi); }
+  auto clamp(const L& lo, const H& hi) const { return detail::calls::clamp_(self(), lo, hi); }
   /// max(x, lo) (torch's clamp(min=lo); NaN propagates).
   template <class L>
   auto clamp_min(L lo) const { return detail::calls::maximum_(self(), lo); }
@@ -294,10 +294,18 @@ struct tensor_methods {
   auto max() const { return detail::calls::max_(self()); }
   /// (values, indices) of the largest elements along dim.
   auto max(std::int64_t dim, bool keepdim = false) const { return detail::calls::max_(self(), dim, keepdim); }
+  /// The element-wise maximum with other (torch's x.max(other)).
+  template <class B>
+    requires requires { typename B::value_type; }
+  auto max(const B& other) const { return detail::calls::maximum_(self(), other); }
   /// The smallest element (amin over all).
   auto min() const { return detail::calls::min_(self()); }
   /// (values, indices) of the smallest elements along dim.
   auto min(std::int64_t dim, bool keepdim = false) const { return detail::calls::min_(self(), dim, keepdim); }
+  /// The element-wise minimum with other (torch's x.min(other)).
+  template <class B>
+    requires requires { typename B::value_type; }
+  auto min(const B& other) const { return detail::calls::minimum_(self(), other); }
 
   // ---- sorting and scans ----
   /// sort(x, dim, descending, stable): (values, indices).

@@ -101,7 +101,7 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
   E e;                    ///< the reduced expression
   dim_vector keep_shape;  ///< e's shape with reduced dims set to 1
   dim_vector out_shape;   ///< the result's shape (keep_shape without the dims dropped)
-  bool mean = false;      ///< divide by the number of reduced elements
+  bool averaged = false;  ///< divide by the number of reduced elements (mean)
 
   /// The result's sizes.
   int_list sizes() const noexcept { return out_shape; }
@@ -156,7 +156,7 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
     if (keep.numel() == 0) return;
     if (numel_of(full) == 0) {  // nothing to reduce: the identity (0 for sum, 1 for prod)
       keep.fill_(Op::template identity<A>());
-      if (mean) keep.assign(keep / 0.0);  // 0 / 0: NaN, as PyTorch
+      if (averaged) keep.assign(keep / 0.0);  // 0 / 0: NaN, as PyTorch
       return;
     }
     detail::leaf_operands<E> ls(e, full);
@@ -164,7 +164,7 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
     ls.ops[0] = detail::loop_operand{reinterpret_cast<char*>(keep.data_ptr()), out_strides, sizeof(A)};
     const detail::reduction_kernels<Op, A, detail::expr_values<A, E>> rows{{detail::kernel<A, E>{&e}}};
     detail::reduce_execute(detail::make_plan(full, std::span<const detail::loop_operand>(ls.ops, ls.count + 1)), rows.erased());
-    if (mean) {
+    if (averaged) {
       std::int64_t n = 1;
       for (std::size_t d = 0; d < full.size(); ++d)
         if (keep_shape[d] != full[d]) n *= full[d];
@@ -218,7 +218,7 @@ auto mean(X&& x, int_list dims = {}, bool keepdim = false) {
   using R = std::conditional_t<std::is_void_v<Acc>, V, Acc>;
   using A = detail::compute_t<R>;
   auto n = detail::make_reduce<detail::sum_r, A, R>(std::forward<X>(x), dims, keepdim, "mean");
-  n.mean = true;
+  n.averaged = true;
   return n;
 }
 /// Product over dims (integers and bool give int64; empty gives 1).
@@ -475,7 +475,7 @@ struct reduce_node final : grad_node {
     const dim_vector full = e.sizes().vec();
     const Tensor<R> g = autograd_access<Tensor<R>>::tensor(pending).reshape(x->keep_shape).expand(full);
     if constexpr (std::is_same_v<Op, sum_r>) {
-      if (x->mean) {
+      if (x->averaged) {
         const double n = static_cast<double>(numel_of(full)) / static_cast<double>(numel_of(x->keep_shape));
         backprop_leaves(e, ctx, std::make_tuple(g), [n](const auto&, const auto& gr) { return gr / n; });
       } else {

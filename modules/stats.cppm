@@ -403,6 +403,12 @@ template <tensor_like X>
 values_indices<detail::value_t<X>> min(const X& x, std::int64_t dim, bool keepdim = false) {
   return detail::extreme_along(detail::as_tensor(x), dim, keepdim, false, "min");
 }
+/// The element-wise maximum of two tensors or expressions (torch.max(a, b)): maximum(a, b).
+template <tensor_like A, tensor_like B>
+auto max(const A& a, const B& b) { return maximum(a, b); }
+/// The element-wise minimum (torch.min(a, b)): minimum(a, b).
+template <tensor_like A, tensor_like B>
+auto min(const A& a, const B& b) { return minimum(a, b); }
 /// The largest element (amax over every element; NaN propagates).
 template <class X>
   requires(detail::operand<X> && !detail::scalar_operand<X>)

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -329,4 +330,24 @@ TEST_CASE("npy_header tells a file's dtype before loading it", "[port]") {
   CHECK_FALSE(info.fortran_order);
   CHECK(st::load_npy<std::int64_t>(path).to_vector() == std::vector<std::int64_t>{0, 2, 4, 6, 8, 10});
   std::filesystem::remove(path);
+}
+
+TEST_CASE("idioms a newcomer's ports met", "[port]") {
+  auto x = st::arange(12).to<float>().view(3, 4);  // row sums 6, 22, 38
+  // a reduction of a reduction, as in a cross-entropy loss
+  CHECK(x.sum(1).mean().item() == 22.0f);
+  CHECK(x.amax(1).mean().item() == 7.0f);  // (3 + 7 + 11) / 3
+  CHECK(x.sum(1).mean(0).item() == 22.0f);
+  // torch.max(a, b) and torch.min(a, b) are element-wise; x.max(1).values names a result
+  auto lo = st::full({4}, 2.0f), hi = st::full({3, 1}, 9.0f);
+  CHECK(st::max(x.narrow(0, 0, 1), lo).to_vector() == std::vector<float>{2, 2, 2, 3});
+  CHECK(st::min(x.narrow(0, 2, 1), st::full({4}, 9.0f)).to_vector() == std::vector<float>{8, 9, 9, 9});
+  CHECK(x.max(1).values.to_vector() == std::vector<float>{3, 7, 11});
+  // clamp with tensor bounds (broadcast), and with lo > hi giving hi, as torch
+  CHECK(x.clamp(lo, hi).narrow(0, 2, 1).to_vector() == std::vector<float>{8, 9, 9, 9});
+  CHECK(x.clamp(lo, lo - 1).narrow(0, 0, 1).to_vector() == std::vector<float>{1, 1, 1, 1});
+  // bincount(input, weights, minlength) in torch's order; no weights is std::nullopt
+  auto y = st::tensor({1, 1, 3});
+  CHECK(st::bincount(y, std::nullopt, 6).to_vector() == std::vector<std::int64_t>{0, 2, 0, 1, 0, 0});
+  CHECK(st::bincount(y, st::tensor({0.5, 0.25, 2.0})).to_vector() == std::vector<float>{0, 0.75f, 0, 2});
 }
