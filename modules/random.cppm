@@ -236,6 +236,18 @@ Tensor<U> normal(double mean, const Tensor<U>& std, generator& gen = default_gen
   }
   return t;
 }
+/// normal(mean, std) where mean or std is a lazy expression (evaluated first).
+template <tensor_like M, tensor_like S>
+  requires(detail::lazy<M> || detail::lazy<S>)
+auto normal(const M& mean, const S& std, generator& gen = default_generator()) {
+  return normal(Tensor<detail::value_t<M>>(detail::as_tensor(mean)), Tensor<detail::value_t<S>>(detail::as_tensor(std)), gen);
+}
+/// normal(mean, std) with a lazy expression of means.
+template <detail::lazy M>
+auto normal(const M& mean, double std, generator& gen = default_generator()) { return normal(mean.eval(), std, gen); }
+/// normal(mean, std) with a lazy expression of standard deviations.
+template <detail::lazy S>
+auto normal(double mean, const S& std, generator& gen = default_generator()) { return normal(mean, std.eval(), gen); }
 /// Fills t (any view) with uniform samples in [from, to); returns t.
 template <element T>
 Tensor<T> uniform_(const Tensor<T>& t, double from = 0, double to = 1, generator& gen = default_generator()) {

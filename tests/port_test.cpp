@@ -350,4 +350,7 @@ TEST_CASE("idioms a newcomer's ports met", "[port]") {
   auto y = st::tensor({1, 1, 3});
   CHECK(st::bincount(y, std::nullopt, 6).to_vector() == std::vector<std::int64_t>{0, 2, 0, 1, 0, 0});
   CHECK(st::bincount(y, st::tensor({0.5, 0.25, 2.0})).to_vector() == std::vector<float>{0, 0.75f, 0, 2});
+  // random samples around an expression of means (std 0: the means themselves)
+  CHECK(st::normal(st::zeros(3) + 1, 0.0).to_vector() == std::vector<float>{1, 1, 1});
+  CHECK(st::normal(x.narrow(0, 0, 1) * 2, st::zeros(4)).to_vector() == std::vector<float>{0, 2, 4, 6});
 }
