@@ -1490,18 +1490,26 @@ auto operator<<(A&& a, B&& b) { return bitwise_left_shift(std::forward<A>(a), st
 template <class A, class B> requires detail::operands<A, B>
 auto operator>>(A&& a, B&& b) { return bitwise_right_shift(std::forward<A>(a), std::forward<B>(b)); }
 /// start + weight * (end - start), in PyTorch's two-sided form (exact at weight 1).
-template <element T, class W> requires detail::scalar_operand<W>
-auto lerp(const Tensor<T>& start, const Tensor<T>& end, W weight) {
+template <tensor_like S, tensor_like E, class W> requires detail::scalar_operand<W>
+auto lerp(const S& start_or_expr, const E& end_or_expr, W weight) {
+  using T = detail::value_t<S>;
+  static_assert(std::is_same_v<T, detail::value_t<E>>, "lerp: start and end must have the same dtype (as PyTorch).");
   static_assert(!std::is_integral_v<T>, "lerp needs floating tensors (PyTorch: not implemented for integers).");
+  const Tensor<T> start = detail::as_tensor(start_or_expr), end = detail::as_tensor(end_or_expr);
   const double w = static_cast<double>(weight);
   // start + (end - start) w where |w| < 0.5, else end + (end - start)(w - 1): one expression type.
   const bool small = w < 0.5 && w > -0.5;
   return (small ? start : end) + (end - start) * (small ? w : w - 1);
 }
 /// lerp with a weight tensor (broadcast).
-template <element T>
-auto lerp(const Tensor<T>& start, const Tensor<T>& end, const Tensor<T>& weight) {
+template <tensor_like S, tensor_like E, tensor_like W>
+auto lerp(const S& start_or_expr, const E& end_or_expr, const W& weight_or_expr) {
+  using T = detail::value_t<S>;
+  static_assert(std::is_same_v<T, detail::value_t<E>> && std::is_same_v<T, detail::value_t<W>>,
+                "lerp: start, end and weight must have the same dtype (as PyTorch).");
   static_assert(!std::is_integral_v<T>, "lerp needs floating tensors (PyTorch: not implemented for integers).");
+  const Tensor<T> start = detail::as_tensor(start_or_expr), end = detail::as_tensor(end_or_expr),
+                  weight = detail::as_tensor(weight_or_expr);
   return where(abs(weight) < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight));
 }
 /// input + value * t1 * t2.

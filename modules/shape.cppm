@@ -181,6 +181,10 @@ class int_list {
   /// One int (IntArrayRef's one-element form): x.sum(1), x.view(-1), zeros<float>(3). It refers
   /// to its argument, which a call's temporary outlives.
   constexpr int_list(const std::int64_t& one) noexcept : data_(&one), size_(1) {}  // NOLINT
+  /// A bool or a floating number is not a dim (x.sum(true), x.mean(0.5) do not compile).
+  template <class F>
+    requires(std::is_floating_point_v<F> || __is_same(F, bool))
+  int_list(F) = delete;
   /// Any contiguous int64 sequence with data() and size(): implicitly from a span, explicitly
   /// from the rest (a std::array, a small_vec of another capacity). A template that steps
   /// aside for int_list itself, for the reason small_vec's does.

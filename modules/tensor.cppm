@@ -395,25 +395,25 @@ class Tensor : public tensor_methods<Tensor<T>> {
   /// masked_fill_(*this, mask, value): value where mask is true.
   template <class M, class V>
   const Tensor& masked_fill_(const M& mask, const V& value) const {
-    detail::calls::masked_fill__(*this, mask, value);
+    detail::calls::call_masked_fill_(*this, mask, value);
     return *this;
   }
   /// scatter_(*this, dim, index, src).
   template <class I, class S>
   const Tensor& scatter_(std::int64_t dim, const I& index, const S& src) const {
-    detail::calls::scatter__(*this, dim, index, src);
+    detail::calls::call_scatter_(*this, dim, index, src);
     return *this;
   }
   /// scatter_add_(*this, dim, index, src).
   template <class I, class S>
   const Tensor& scatter_add_(std::int64_t dim, const I& index, const S& src) const {
-    detail::calls::scatter_add__(*this, dim, index, src);
+    detail::calls::call_scatter_add_(*this, dim, index, src);
     return *this;
   }
   /// index_add_(*this, dim, index, source, alpha).
   template <class I, class S>
   const Tensor& index_add_(std::int64_t dim, const I& index, const S& source, double alpha = 1.0) const {
-    detail::calls::index_add__(*this, dim, index, source, alpha);
+    detail::calls::call_index_add_(*this, dim, index, source, alpha);
     return *this;
   }
   /// Copies src (broadcast to this shape, converted like PyTorch's copy_) into this view.

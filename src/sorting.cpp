@@ -30,6 +30,7 @@ module;
 #include <numeric>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -873,7 +874,11 @@ Tensor<T> quantile_run(const Tensor<T>& x, std::span<const double> qs, bool q_li
     throw error(name + " interpolation must be one of linear, lower, higher, midpoint or nearest. Got " +
                 std::string(interpolation));
   for (const double q : qs)
-    if (!(q >= 0 && q <= 1)) throw error(name + " q must be in the range [0, 1] but got " + std::to_string(q));
+    if (!(q >= 0 && q <= 1)) {
+      std::ostringstream got;
+      got << q;  // as Python prints it: 1.5
+      throw error(name + " q must be in the range [0, 1] but got " + got.str());
+    }
   if (x.numel() == 0) throw error(name + " input tensor must be non-empty");
   // The values along the dim, sorted (NaN last), one row each.
   const Tensor<T> src = dim ? x : x.reshape({-1});
@@ -912,6 +917,10 @@ Tensor<T> quantile_run(const Tensor<T>& x, std::span<const double> qs, bool q_li
       else if (interpolation == "nearest") rank = std::nearbyint(rank);  // half to even
       const auto below = static_cast<std::int64_t>(rank);
       const std::int64_t above = std::min(static_cast<std::int64_t>(std::ceil(rank)), count - 1);
+      if (interpolation != "linear" && interpolation != "midpoint") {  // picked, not interpolated
+        result = row[below];
+        continue;
+      }
       const T w = interpolation == "midpoint" ? T(0.5) : rank - static_cast<T>(below);
       const T a = row[below], b = row[above];
       result = w < T(0.5) ? a + w * (b - a) : b - (b - a) * (T(1) - w);  // PyTorch's lerp

@@ -93,7 +93,6 @@ TEST_CASE("linear regression with SGD", "[port]") {
   check("linreg_w", w, 1e-5);
   check("linreg_b", b, 1e-5);
   check("linreg_loss", loss, 1e-5);
-  CHECK(loss.item<double>() == Approx(loss.item()).epsilon(1e-7));
 }
 
 TEST_CASE("an MLP classifier with cross-entropy", "[port]") {
@@ -125,7 +124,7 @@ TEST_CASE("an MLP classifier with cross-entropy", "[port]") {
   auto [best, best_at] = logits.max(1);
   check("mlp_max_values", best, 1e-5);
   check("mlp_max_indices", std::get<1>(logits.max(1)));
-  CHECK(std::get<0>(st::max(logits, 1)).to_vector() == best.to_vector());
+  check("mlp_max_values", std::get<0>(st::max(logits, 1)), 1e-5);
   check("mlp_onehot", st::one_hot(y, 3));
 }
 
@@ -254,7 +253,7 @@ TEST_CASE("every function family takes expressions", "[port]") {
   check("family_kthvalue", std::get<0>((x.cos()).kthvalue(2, 1)), 1e-6);
   check("family_quantile", (x * 1.5).quantile(0.3, 1), 1e-6);
   check("family_quantile_all", x.sin().quantile(st::tensor({0.25, 0.5, 1.0})), 1e-6);
-  check("family_quantile_nearest", x.quantile(0.5, 0, true, "nearest"), 1e-6);
+  check("family_quantile_nearest", x.quantile(0.25, 0, true, "nearest"), 1e-6);  // rank 0.5: half to even
   check("family_nanquantile", st::nanquantile(x.masked_fill(x.remainder(4) == 1, NAN), 0.75, 1), 1e-6);
   // reductions with int dims
   check("family_sum_int_dim", st::sum(x, 1));
@@ -287,7 +286,7 @@ TEST_CASE("an expression evaluated after an input was written in place throws", 
   auto y = x * 2;
   x += 1;
   CHECK_THROWS_WITH(st::Tensor(y), Catch::Contains("written in place after the expression was built"));
-  CHECK_THROWS_AS(y.to_vector(), st::error);
+  CHECK_THROWS_WITH(y.to_vector(), Catch::Contains("written in place"));
   // Writing the output of the expression that reads it is fine.
   x.assign(x * 2 + 1);
   CHECK(x.to_vector() == std::vector<float>{3, 5, 7});
@@ -300,10 +299,10 @@ TEST_CASE("an expression evaluated after an input was written in place throws", 
   auto e = st::einsum("i,i->", s, s);
   auto n = s.sum(0);
   s.fill_(0);
-  CHECK_THROWS_AS(m.item(), st::error);
-  CHECK_THROWS_AS(p.eval(), st::error);
-  CHECK_THROWS_AS(e.eval(), st::error);
-  CHECK_THROWS_AS(n.eval(), st::error);
+  CHECK_THROWS_WITH(m.item(), Catch::Contains("written in place"));
+  CHECK_THROWS_WITH(p.eval(), Catch::Contains("written in place"));
+  CHECK_THROWS_WITH(e.eval(), Catch::Contains("written in place"));
+  CHECK_THROWS_WITH(n.eval(), Catch::Contains("written in place"));
   // Evaluated first, a result keeps its values (torch's eager answer).
   auto z = st::arange(3).to<float>();
   st::Tensor kept = z * 2;
@@ -350,6 +349,21 @@ TEST_CASE("idioms a newcomer's ports met", "[port]") {
   auto y = st::tensor({1, 1, 3});
   CHECK(st::bincount(y, std::nullopt, 6).to_vector() == std::vector<std::int64_t>{0, 2, 0, 1, 0, 0});
   CHECK(st::bincount(y, st::tensor({0.5, 0.25, 2.0})).to_vector() == std::vector<float>{0, 0.75f, 0, 2});
+  // in-place methods write through (each forwards to its free function)
+  auto z = st::zeros({3, 4});
+  z.masked_fill_(x > 9, 1);
+  z.index_add_(0, st::tensor({0}), x.narrow(0, 0, 1) * 2);
+  z.scatter_(1, st::tensor({{3}, {3}, {0}}), 5.0f);
+  z.clamp_(0, 4);
+  CHECK(z.to_vector() == std::vector<float>{0, 2, 4, 4, 0, 0, 0, 4, 4, 0, 1, 1});
+  z.add_(x, 2).mul_(0.5);
+  CHECK(z.narrow(0, 0, 1).to_vector() == std::vector<float>{0, 2, 4, 5});
+  CHECK(x.clamp_min(10).narrow(0, 2, 1).to_vector() == std::vector<float>{10, 10, 10, 11});
+  // lerp of expressions
+  CHECK(st::lerp(x * 0, x + 4, 0.5).narrow(0, 0, 1).to_vector() == std::vector<float>{2, 2.5f, 3, 3.5f});
+  // quantile modes that pick an element keep infinities (no interpolation)
+  CHECK(std::isinf(st::tensor({1.0f, INFINITY}).quantile(0.5, std::nullopt, false, "higher").item()));
+  CHECK_THROWS_WITH(x.quantile(1.5), "quantile() q must be in the range [0, 1] but got 1.5");
   // random samples around an expression of means (std 0: the means themselves)
   CHECK(st::normal(st::zeros(3) + 1, 0.0).to_vector() == std::vector<float>{1, 1, 1});
   CHECK(st::normal(x.narrow(0, 0, 1) * 2, st::zeros(4)).to_vector() == std::vector<float>{0, 2, 4, 6});
