@@ -405,12 +405,19 @@ std::string npy_descr(dtype d) {
   throw dtype_error("save_npy/load_npy: NumPy has no " + std::string(dtype_name(d)) + " dtype");
 }
 
+namespace {
+// A descr's type code after its byte order ('<', '>', '=' native, '|' not applicable); empty
+// when it has no byte order.
+std::string_view descr_code(const std::string& descr) {
+  const bool ordered = descr.size() >= 2 && std::string_view("<>=|").find(descr[0]) != std::string_view::npos;
+  return ordered ? std::string_view(descr).substr(1) : std::string_view();
+}
+}  // namespace
+
 bool check_npy_descr(const std::string& descr, dtype d, const std::string& path) {
   const std::string want = npy_descr(d);
-  // A byte order ('<', '>', '=' native, '|' not applicable) and a type code.
-  const bool ordered = descr.size() >= 2 &&
-                       std::string_view("<>=|").find(descr[0]) != std::string_view::npos;
-  const std::string_view code = ordered ? std::string_view(descr).substr(1) : std::string_view();
+  const std::string_view code = descr_code(descr);
+  const bool ordered = !code.empty();
   if (ordered && code == std::string_view(want).substr(1)) return descr[0] == '>' && itemsize(d) > 1;
   // Another dtype strata reads: the caller asked for the wrong type (dtype_error). Anything
   // else is a descr load_npy cannot read as any type: a malformed or unsupported file (io_error).
@@ -423,10 +430,9 @@ bool check_npy_descr(const std::string& descr, dtype d, const std::string& path)
 }
 
 dtype npy_dtype(const std::string& descr, const std::string& path) {
-  const bool ordered = descr.size() >= 2 && std::string_view("<>=|").find(descr[0]) != std::string_view::npos;
-  const std::string_view code = ordered ? std::string_view(descr).substr(1) : std::string_view();
+  const std::string_view code = descr_code(descr);
   for (const npy_code& c : npy_codes)
-    if (ordered && code == c.descr + 1) return c.type;
+    if (!code.empty() && code == c.descr + 1) return c.type;
   throw io_error("npy_header: '" + path + "' holds dtype '" + descr + "', which strata reads as no dtype");
 }
 
