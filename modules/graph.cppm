@@ -4,9 +4,11 @@
 // records (grad_node), grad mode, and the engine that runs nodes in reverse topological
 // order (src/graph.cpp). The typed halves live with what they differentiate: views and
 // copies in strata.tensor, expressions and reductions in strata.expr, where each derivative
-// is built from the node types at compile time. The public face is strata.autograd.
+// is built from the node types at compile time, and the backward's loop that runs such a
+// derivative over a recorded shape (src/grad_loop.cpp). The public face is strata.autograd.
 module;
 #include <cstdint>
+#include <type_traits>
 #include <memory>
 #include <span>
 #include <utility>
@@ -118,4 +120,107 @@ template <class T>
 inline constexpr bool differentiable_v = is_differentiable(dtype_v<T>);
 /// Throws unless a tensor of this dtype may require grad (floating and complex only).
 void check_differentiable(dtype t);
+// ---- backward: derivative loops with the expression behind one function pointer ----
+// A derivative is evaluated over contiguous chunks of its operands; the walk, the gathering
+// of strided operands, the stores into gradients and the sum_to reductions are code per
+// element type (or compiled once in src/), so that a recorded expression instantiates one
+// small loop per input and nothing else.
+
+/// How a tape writes the values of an input position's gradient: into a buffer of the
+/// gradient's compute type (stored by a grad_store_fn afterwards), or straight into the
+/// gradient's contiguous elements, assigning or adding.
+enum class grad_write : std::uint8_t { buffer, assign, add };
+
+/// Runs a tree's backward over n elements (see strata.expr's tape): in[k] points at n
+/// contiguous elements of operand k; outs[J], when not null, receives n values of input
+/// position J's gradient, as how[J] says.
+using grad_tape_fn = void (*)(const void* tree, const char* const* in, std::int64_t n, void* const* outs,
+                              const grad_write* how, loop_status* st);
+/// Writes (add: adds) n values of a gradient's compute type from buf to out, stride bytes apart.
+using grad_store_fn = void (*)(const void* buf, std::int64_t n, char* out, std::int64_t stride, bool add);
+
+inline constexpr std::int64_t grad_chunk = 128;           ///< elements per chunk at most (AG1: best of 64-1024)
+inline constexpr std::int64_t grad_scratch = 32768;      ///< bytes of gathered operands per chunk
+inline constexpr std::int64_t grad_values_bytes = 65536;  ///< bytes of gradient values per chunk
+
+/// The operands a derivative reads, by element size. Each chunk passes contiguous operands
+/// in place and gathers strided ones (fills broadcast ones) into scratch.
+struct grad_inputs {
+  const std::int64_t* itemsize;
+  std::size_t count;
+  /// Elements per chunk (at most grad_chunk) for which every operand fits the scratch.
+  std::int64_t chunk() const;
+  /// in[k] = operand k's elements [c, c + len) along a row (ptrs[k], s[k]).
+  void gather(char* const* ptrs, const std::int64_t* s, std::int64_t c, std::int64_t len, char* scratch,
+              const char** in) const;
+};
+
+/// One full-shape gradient written by run_grad_pass.
+struct grad_target {
+  std::size_t position;     ///< the input position of the tree
+  grad_store_fn store;      ///< stores the values into the gradient
+  std::int64_t value_size;  ///< bytes of the gradient's compute type
+  bool add;                 ///< add into the gradient instead of assigning it
+  std::int64_t itemsize;    ///< bytes of the gradient's elements
+  bool direct;              ///< the tape may write it in place where contiguous (grad_write)
+};
+
+/// A tree's backward and the gradients it writes in one walk.
+struct grad_pass {
+  const void* tree;
+  grad_tape_fn run;
+  std::size_t positions;  ///< the tree's input positions
+  std::span<const grad_target> targets;
+};
+
+/// Runs the pass over the plan: plan operands 0..targets.size()-1 are the gradients, then the
+/// inputs described by in.
+void run_grad_pass(const loop_plan& plan, const grad_pass& pass, const grad_inputs& in);
+
+/// The values of one input position's gradient, for reduction_kernels (the sum_to of a
+/// broadcast input's gradient): operand 0 is the output, 1.. the inputs.
+template <class A>
+struct grad_values {
+  static constexpr bool in_place = false;
+  const void* tree;
+  grad_tape_fn run;
+  std::size_t position;
+  std::size_t positions;
+  grad_inputs in;
+
+  std::size_t operands() const { return in.count; }
+  const A* values(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
+    alignas(64) char scratch[grad_scratch];
+    const char* inp[max_operands];
+    void* outs[max_operands] = {};
+    const grad_write how[max_operands] = {};  // all buffer
+    const std::int64_t ch = in.chunk();
+    for (std::int64_t c = 0; c < n; c += ch) {
+      const std::int64_t len = n - c < ch ? n - c : ch;
+      in.gather(ptrs + 1, s + 1, c, len, scratch, inp);
+      outs[position] = buf + c;
+      run(tree, inp, len, outs, how, st);
+    }
+    return buf;
+  }
+};
+
+/// grad_store_fn for a gradient of type T.
+template <class T>
+void store_grad(const void* buf, std::int64_t n, char* out, std::int64_t stride, bool add) {
+  using C = compute_t<T>;
+  const C* b = static_cast<const C*>(buf);
+  if (stride == static_cast<std::int64_t>(sizeof(T))) {
+    T* o = reinterpret_cast<T*>(out);
+    if (add)
+      for (std::int64_t i = 0; i < n; ++i) o[i] = convert<T>(static_cast<C>(o[i]) + b[i]);
+    else
+      for (std::int64_t i = 0; i < n; ++i) o[i] = convert<T>(b[i]);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) {
+      T* o = reinterpret_cast<T*>(out + i * stride);
+      *o = add ? convert<T>(static_cast<C>(*o) + b[i]) : convert<T>(b[i]);
+    }
+  }
+}
 }  // namespace strata::detail

@@ -5,6 +5,7 @@
 // the loops are compiled once per dtype in src/indexing.cpp. Strided inputs are read in
 // place; index values are checked before anything is written.
 module;
+#include "dtype_list.hpp"
 #include <complex>
 #include <cstdint>
 #include <initializer_list>
@@ -395,19 +396,7 @@ namespace strata::detail {
                                          bool);                                                                  \
   extern template Tensor<T> index_put_impl<T>(const Tensor<T>&, std::span<const tensor_index>, const Tensor<T>&, \
                                               bool);
-STRATA_INDEXING_INSTANCES(bool)
-STRATA_INDEXING_INSTANCES(std::uint8_t)
-STRATA_INDEXING_INSTANCES(std::int8_t)
-STRATA_INDEXING_INSTANCES(std::int16_t)
-STRATA_INDEXING_INSTANCES(std::int32_t)
-STRATA_INDEXING_INSTANCES(std::int64_t)
-STRATA_INDEXING_INSTANCES(half)
-STRATA_INDEXING_INSTANCES(bfloat16)
-STRATA_INDEXING_INSTANCES(float)
-STRATA_INDEXING_INSTANCES(double)
-STRATA_INDEXING_INSTANCES(float128)
-STRATA_INDEXING_INSTANCES(std::complex<float>)
-STRATA_INDEXING_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_INDEXING_INSTANCES)
 #undef STRATA_INDEXING_INSTANCES
 extern template Tensor<std::int64_t> bincount_impl<std::int64_t>(const Tensor<std::int64_t>&, const Tensor<std::int64_t>*,
                                                                  std::int64_t);

@@ -10,6 +10,7 @@
 // Splitting returns views. Operators that copy record their backward for floating and
 // complex dtypes. Everything heavy is compiled once per dtype in src/manip.cpp.
 module;
+#include "dtype_list.hpp"
 #include <complex>
 #include <cstdint>
 #include <initializer_list>
@@ -328,19 +329,7 @@ std::vector<Tensor<T>> list_tensors(std::initializer_list<tensor_list_entry<T>> 
   inline Tensor<T> vstack(std::initializer_list<tensor_list_entry<T>> tensors) {                               \
     return detail::vstack_list<T>(detail::list_tensors<T>(tensors));                                            \
   }
-STRATA_JOIN_LISTS(bool)
-STRATA_JOIN_LISTS(std::uint8_t)
-STRATA_JOIN_LISTS(std::int8_t)
-STRATA_JOIN_LISTS(std::int16_t)
-STRATA_JOIN_LISTS(std::int32_t)
-STRATA_JOIN_LISTS(std::int64_t)
-STRATA_JOIN_LISTS(half)
-STRATA_JOIN_LISTS(bfloat16)
-STRATA_JOIN_LISTS(float)
-STRATA_JOIN_LISTS(double)
-STRATA_JOIN_LISTS(float128)
-STRATA_JOIN_LISTS(std::complex<float>)
-STRATA_JOIN_LISTS(std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_JOIN_LISTS)
 #undef STRATA_JOIN_LISTS
 
 // ---- splitting (views of t) ----

@@ -6,6 +6,7 @@
 // from (key, first counter, i) alone — so any thread count, any chunking and any destination
 // layout give the same values. The samplers are compiled once per dtype in src/random.cpp.
 module;
+#include "dtype_list.hpp"
 #include <array>
 #include <complex>
 #include <cstdint>
@@ -311,18 +312,6 @@ auto randint_like(const X& t, std::int64_t low, std::int64_t high, generator& ge
   extern template void record_sampled<T>(Tensor<T>&, const Tensor<T>*, const Tensor<T>*);                       \
   }
 namespace strata {
-STRATA_RANDOM_INSTANCES(bool)
-STRATA_RANDOM_INSTANCES(std::uint8_t)
-STRATA_RANDOM_INSTANCES(std::int8_t)
-STRATA_RANDOM_INSTANCES(std::int16_t)
-STRATA_RANDOM_INSTANCES(std::int32_t)
-STRATA_RANDOM_INSTANCES(std::int64_t)
-STRATA_RANDOM_INSTANCES(half)
-STRATA_RANDOM_INSTANCES(bfloat16)
-STRATA_RANDOM_INSTANCES(float)
-STRATA_RANDOM_INSTANCES(double)
-STRATA_RANDOM_INSTANCES(float128)
-STRATA_RANDOM_INSTANCES(std::complex<float>)
-STRATA_RANDOM_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_RANDOM_INSTANCES)
 }  // namespace strata
 #undef STRATA_RANDOM_INSTANCES

@@ -6,6 +6,7 @@
 // Ties resolve as torch's CPU kernels do: the same standard-library algorithms over the same
 // (value, index) sequences, so even an unstable sort returns torch's indices.
 module;
+#include "dtype_list.hpp"
 #include <complex>
 #include <concepts>
 #include <cstdint>
@@ -225,29 +226,8 @@ auto nanquantile(const X& x, double q, std::optional<std::int64_t> dim = std::nu
   extern template Tensor<T> scan_run<T>(const Tensor<T>&, std::int64_t, scan_kind); \
   }
 namespace strata {
-STRATA_ORDER_INSTANCES(bool)
-STRATA_ORDER_INSTANCES(std::uint8_t)
-STRATA_ORDER_INSTANCES(std::int8_t)
-STRATA_ORDER_INSTANCES(std::int16_t)
-STRATA_ORDER_INSTANCES(std::int32_t)
-STRATA_ORDER_INSTANCES(std::int64_t)
-STRATA_ORDER_INSTANCES(half)
-STRATA_ORDER_INSTANCES(bfloat16)
-STRATA_ORDER_INSTANCES(float)
-STRATA_ORDER_INSTANCES(double)
-STRATA_ORDER_INSTANCES(float128)
-STRATA_SCAN_INSTANCES(std::uint8_t)
-STRATA_SCAN_INSTANCES(std::int8_t)
-STRATA_SCAN_INSTANCES(std::int16_t)
-STRATA_SCAN_INSTANCES(std::int32_t)
-STRATA_SCAN_INSTANCES(std::int64_t)
-STRATA_SCAN_INSTANCES(half)
-STRATA_SCAN_INSTANCES(bfloat16)
-STRATA_SCAN_INSTANCES(float)
-STRATA_SCAN_INSTANCES(double)
-STRATA_SCAN_INSTANCES(float128)
-STRATA_SCAN_INSTANCES(std::complex<float>)
-STRATA_SCAN_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_ORDERED_DTYPE(STRATA_ORDER_INSTANCES)
+STRATA_FOR_EACH_NUMBER_DTYPE(STRATA_SCAN_INSTANCES)
 namespace detail {
 extern template Tensor<float> quantile_run<float>(const Tensor<float>&, std::span<const double>, bool,
                                                   std::optional<std::int64_t>, bool, std::string_view, bool);

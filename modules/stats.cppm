@@ -4,6 +4,7 @@
 // Those that are reductions of an expression are built from the fused ones (:reduce) and stay
 // lazy; the arg-reductions walk their input once in src/stats.cpp (values and indices).
 module;
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -425,17 +426,7 @@ namespace strata::detail {
                                      const Tensor<std::int64_t>&);                                         \
   extern template Tensor<T> pick_backward<T>(const Tensor<T>&, const Tensor<std::int64_t>&, std::int64_t, \
                                              int_list, bool);
-STRATA_STATS_INSTANCES(bool)
-STRATA_STATS_INSTANCES(std::uint8_t)
-STRATA_STATS_INSTANCES(std::int8_t)
-STRATA_STATS_INSTANCES(std::int16_t)
-STRATA_STATS_INSTANCES(std::int32_t)
-STRATA_STATS_INSTANCES(std::int64_t)
-STRATA_STATS_INSTANCES(half)
-STRATA_STATS_INSTANCES(bfloat16)
-STRATA_STATS_INSTANCES(float)
-STRATA_STATS_INSTANCES(double)
-STRATA_STATS_INSTANCES(float128)
+STRATA_FOR_EACH_ORDERED_DTYPE(STRATA_STATS_INSTANCES)
 #undef STRATA_STATS_INSTANCES
 extern template bool central_moments<float>(const Tensor<float>&, int_list, bool, Tensor<float>&, Tensor<float>*);
 extern template bool central_moments<double>(const Tensor<double>&, int_list, bool, Tensor<double>&, Tensor<double>*);

@@ -3,6 +3,7 @@
 // that metadata. The geometry of every view is a plain function in src/views.cpp; copies
 // and fills run on the loop engine.
 module;
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <complex>
 #include <concepts>
@@ -1005,26 +1006,8 @@ void record_copy(const Tensor<In>& source, Tensor<Out>& copy) {
   extern template void scatter_add<T>(const Tensor<T>&, const Tensor<T>&); \
   }
 namespace strata {
-STRATA_TENSOR_INSTANCES(bool)
-STRATA_TENSOR_INSTANCES(std::uint8_t)
-STRATA_TENSOR_INSTANCES(std::int8_t)
-STRATA_TENSOR_INSTANCES(std::int16_t)
-STRATA_TENSOR_INSTANCES(std::int32_t)
-STRATA_TENSOR_INSTANCES(std::int64_t)
-STRATA_TENSOR_INSTANCES(half)
-STRATA_TENSOR_INSTANCES(bfloat16)
-STRATA_TENSOR_INSTANCES(float)
-STRATA_TENSOR_INSTANCES(double)
-STRATA_TENSOR_INSTANCES(float128)
-STRATA_TENSOR_INSTANCES(std::complex<float>)
-STRATA_TENSOR_INSTANCES(std::complex<double>)
-STRATA_GRAD_INSTANCES(half)
-STRATA_GRAD_INSTANCES(bfloat16)
-STRATA_GRAD_INSTANCES(float)
-STRATA_GRAD_INSTANCES(double)
-STRATA_GRAD_INSTANCES(float128)
-STRATA_GRAD_INSTANCES(std::complex<float>)
-STRATA_GRAD_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_TENSOR_INSTANCES)
+STRATA_FOR_EACH_GRAD_DTYPE(STRATA_GRAD_INSTANCES)
 }  // namespace strata
 #undef STRATA_TENSOR_INSTANCES
 #undef STRATA_GRAD_INSTANCES

@@ -7,7 +7,7 @@ module;
 #include <cstdint>
 #include <cstring>
 #include <span>
-module strata.loop;
+module strata.graph;
 
 namespace strata::detail {
 std::int64_t grad_inputs::chunk() const {

@@ -14,6 +14,7 @@
 // same order for any thread count. Index values are checked in a pass before the walk, so a
 // bad index throws before anything is written.
 module;
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <array>
 #include <complex>
@@ -1056,19 +1057,7 @@ Tensor<T> index_put_impl(const Tensor<T>& self, std::span<const tensor_index> en
   template Tensor<T> index_impl<T>(const Tensor<T>&, std::span<const tensor_index>);                              \
   template void index_put_into<T>(const Tensor<T>&, std::span<const tensor_index>, const Tensor<T>&, bool, bool); \
   template Tensor<T> index_put_impl<T>(const Tensor<T>&, std::span<const tensor_index>, const Tensor<T>&, bool);
-STRATA_INDEXING_INSTANCES(bool)
-STRATA_INDEXING_INSTANCES(std::uint8_t)
-STRATA_INDEXING_INSTANCES(std::int8_t)
-STRATA_INDEXING_INSTANCES(std::int16_t)
-STRATA_INDEXING_INSTANCES(std::int32_t)
-STRATA_INDEXING_INSTANCES(std::int64_t)
-STRATA_INDEXING_INSTANCES(half)
-STRATA_INDEXING_INSTANCES(bfloat16)
-STRATA_INDEXING_INSTANCES(float)
-STRATA_INDEXING_INSTANCES(double)
-STRATA_INDEXING_INSTANCES(float128)
-STRATA_INDEXING_INSTANCES(std::complex<float>)
-STRATA_INDEXING_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_INDEXING_INSTANCES)
 #undef STRATA_INDEXING_INSTANCES
 
 Tensor<std::int64_t> one_hot_impl(const Tensor<std::int64_t>& x, std::int64_t num_classes) {

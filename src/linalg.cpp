@@ -11,6 +11,7 @@
 //    batched GEMM on the BLAS when it is large and matrix-shaped, else a fused reduce of two.
 // The planner decides from labels and sizes alone, so plan() can describe what will run.
 module;
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <atomic>
 #include <complex>
@@ -1148,26 +1149,8 @@ einsum_spec tensordot_spec(int_list a, int_list b, std::int64_t dims) {
   template Tensor<T> einsum_run<T>(const einsum_spec&, std::span<const Tensor<T>>, const Tensor<T>*);
 #define STRATA_EINSUM_GRAD_INSTANCES(T) \
   template void record_einsum<T>(const std::shared_ptr<const einsum_spec>&, std::span<const Tensor<T>>, Tensor<T>&);
-STRATA_EINSUM_INSTANCES(bool)
-STRATA_EINSUM_INSTANCES(std::uint8_t)
-STRATA_EINSUM_INSTANCES(std::int8_t)
-STRATA_EINSUM_INSTANCES(std::int16_t)
-STRATA_EINSUM_INSTANCES(std::int32_t)
-STRATA_EINSUM_INSTANCES(std::int64_t)
-STRATA_EINSUM_INSTANCES(half)
-STRATA_EINSUM_INSTANCES(bfloat16)
-STRATA_EINSUM_INSTANCES(float)
-STRATA_EINSUM_INSTANCES(double)
-STRATA_EINSUM_INSTANCES(float128)
-STRATA_EINSUM_INSTANCES(std::complex<float>)
-STRATA_EINSUM_INSTANCES(std::complex<double>)
-STRATA_EINSUM_GRAD_INSTANCES(half)
-STRATA_EINSUM_GRAD_INSTANCES(bfloat16)
-STRATA_EINSUM_GRAD_INSTANCES(float)
-STRATA_EINSUM_GRAD_INSTANCES(double)
-STRATA_EINSUM_GRAD_INSTANCES(float128)
-STRATA_EINSUM_GRAD_INSTANCES(std::complex<float>)
-STRATA_EINSUM_GRAD_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_EINSUM_INSTANCES)
+STRATA_FOR_EACH_GRAD_DTYPE(STRATA_EINSUM_GRAD_INSTANCES)
 #undef STRATA_EINSUM_INSTANCES
 #undef STRATA_EINSUM_GRAD_INSTANCES
 }  // namespace strata::detail

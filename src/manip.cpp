@@ -7,6 +7,7 @@
 // dims, constant pad -> pad by the negated amounts, reflect/replicate pad and
 // repeat_interleave with a tensor -> a scatter-add along the same index tables.
 module;
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -970,51 +971,19 @@ std::vector<Tensor<T>> tensor_split(const Tensor<T>& t, const Tensor<std::int64_
   template std::vector<Tensor<T>> tensor_split_by<T>(const Tensor<T>&, std::int64_t, std::int64_t);               \
   template std::vector<Tensor<T>> tensor_split_at<T>(const Tensor<T>&, int_list, std::int64_t);                   \
   }
-// linspace for every dtype but bool; logspace also without float16 (as PyTorch 1.13).
+// linspace and logspace for every dtype but bool (the public logspace refuses float16, as PyTorch 1.13).
 #define STRATA_LINSPACE_INSTANCES(T) \
   namespace detail {                 \
   template Tensor<T> linspace_values<T>(T, T, std::int64_t); \
   }
-#define STRATA_LOGSPACE_INSTANCES(T, F) \
-  namespace detail {                    \
-  template Tensor<T> logspace_values<T>(T, T, std::int64_t, double, F); \
+#define STRATA_LOGSPACE_INSTANCES(T)                                                                   \
+  namespace detail {                                                                                   \
+  template Tensor<T> logspace_values<T>(T, T, std::int64_t, double,                                    \
+                                        std::conditional_t<is_std_complex_v<T>, std::complex<double>, double>); \
   }
-STRATA_MANIP_INSTANCES(bool)
-STRATA_MANIP_INSTANCES(std::uint8_t)
-STRATA_MANIP_INSTANCES(std::int8_t)
-STRATA_MANIP_INSTANCES(std::int16_t)
-STRATA_MANIP_INSTANCES(std::int32_t)
-STRATA_MANIP_INSTANCES(std::int64_t)
-STRATA_MANIP_INSTANCES(half)
-STRATA_MANIP_INSTANCES(bfloat16)
-STRATA_MANIP_INSTANCES(float)
-STRATA_MANIP_INSTANCES(double)
-STRATA_MANIP_INSTANCES(float128)
-STRATA_MANIP_INSTANCES(std::complex<float>)
-STRATA_MANIP_INSTANCES(std::complex<double>)
-STRATA_LINSPACE_INSTANCES(std::uint8_t)
-STRATA_LINSPACE_INSTANCES(std::int8_t)
-STRATA_LINSPACE_INSTANCES(std::int16_t)
-STRATA_LINSPACE_INSTANCES(std::int32_t)
-STRATA_LINSPACE_INSTANCES(std::int64_t)
-STRATA_LINSPACE_INSTANCES(half)
-STRATA_LINSPACE_INSTANCES(bfloat16)
-STRATA_LINSPACE_INSTANCES(float)
-STRATA_LINSPACE_INSTANCES(double)
-STRATA_LINSPACE_INSTANCES(float128)
-STRATA_LINSPACE_INSTANCES(std::complex<float>)
-STRATA_LINSPACE_INSTANCES(std::complex<double>)
-STRATA_LOGSPACE_INSTANCES(std::uint8_t, double)
-STRATA_LOGSPACE_INSTANCES(std::int8_t, double)
-STRATA_LOGSPACE_INSTANCES(std::int16_t, double)
-STRATA_LOGSPACE_INSTANCES(std::int32_t, double)
-STRATA_LOGSPACE_INSTANCES(std::int64_t, double)
-STRATA_LOGSPACE_INSTANCES(bfloat16, double)
-STRATA_LOGSPACE_INSTANCES(float, double)
-STRATA_LOGSPACE_INSTANCES(double, double)
-STRATA_LOGSPACE_INSTANCES(float128, double)
-STRATA_LOGSPACE_INSTANCES(std::complex<float>, std::complex<double>)
-STRATA_LOGSPACE_INSTANCES(std::complex<double>, std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_MANIP_INSTANCES)
+STRATA_FOR_EACH_NUMBER_DTYPE(STRATA_LINSPACE_INSTANCES)
+STRATA_FOR_EACH_NUMBER_DTYPE(STRATA_LOGSPACE_INSTANCES)
 namespace detail {
 template Tensor<std::int32_t> repeat_interleave_counts<std::int32_t>(const Tensor<std::int32_t>&);
 template Tensor<std::int64_t> repeat_interleave_counts<std::int64_t>(const Tensor<std::int64_t>&);

@@ -25,6 +25,7 @@
 //  - bernoulli: u < p with u a 53-bit uniform double.
 //  - randperm: Fisher-Yates; step i draws its index in [0, i] from words of real i.
 module;
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -620,18 +621,6 @@ void record_sampled(Tensor<T>& out, const Tensor<T>* a, const Tensor<T>* b) {
   template Tensor<T> randperm_n<T>(std::int64_t, generator&);                                                 \
   template void check_std<T>(const Tensor<T>&);                                                               \
   template void record_sampled<T>(Tensor<T>&, const Tensor<T>*, const Tensor<T>*);
-STRATA_RANDOM_INSTANCES(bool)
-STRATA_RANDOM_INSTANCES(std::uint8_t)
-STRATA_RANDOM_INSTANCES(std::int8_t)
-STRATA_RANDOM_INSTANCES(std::int16_t)
-STRATA_RANDOM_INSTANCES(std::int32_t)
-STRATA_RANDOM_INSTANCES(std::int64_t)
-STRATA_RANDOM_INSTANCES(half)
-STRATA_RANDOM_INSTANCES(bfloat16)
-STRATA_RANDOM_INSTANCES(float)
-STRATA_RANDOM_INSTANCES(double)
-STRATA_RANDOM_INSTANCES(float128)
-STRATA_RANDOM_INSTANCES(std::complex<float>)
-STRATA_RANDOM_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_RANDOM_INSTANCES)
 #undef STRATA_RANDOM_INSTANCES
 }  // namespace strata::detail

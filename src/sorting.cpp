@@ -17,6 +17,7 @@
 // and every step along the scanned dim is one vectorised pass over a row of it (cumsum along
 // dim 0 reads each row once). Outputs take a transposed input's memory order.
 module;
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -839,29 +840,8 @@ Tensor<T> scan_run(const Tensor<T>& x, std::int64_t dim, scan_kind kind) {
   template with_indices<T> mode_run<T>(const Tensor<T>&, std::int64_t, bool);                            \
   template with_indices<T> cummax_run<T>(const Tensor<T>&, std::int64_t, bool);
 #define STRATA_SCAN_INSTANCES(T) template Tensor<T> scan_run<T>(const Tensor<T>&, std::int64_t, scan_kind);
-STRATA_ORDER_INSTANCES(bool)
-STRATA_ORDER_INSTANCES(std::uint8_t)
-STRATA_ORDER_INSTANCES(std::int8_t)
-STRATA_ORDER_INSTANCES(std::int16_t)
-STRATA_ORDER_INSTANCES(std::int32_t)
-STRATA_ORDER_INSTANCES(std::int64_t)
-STRATA_ORDER_INSTANCES(half)
-STRATA_ORDER_INSTANCES(bfloat16)
-STRATA_ORDER_INSTANCES(float)
-STRATA_ORDER_INSTANCES(double)
-STRATA_ORDER_INSTANCES(float128)
-STRATA_SCAN_INSTANCES(std::uint8_t)
-STRATA_SCAN_INSTANCES(std::int8_t)
-STRATA_SCAN_INSTANCES(std::int16_t)
-STRATA_SCAN_INSTANCES(std::int32_t)
-STRATA_SCAN_INSTANCES(std::int64_t)
-STRATA_SCAN_INSTANCES(half)
-STRATA_SCAN_INSTANCES(bfloat16)
-STRATA_SCAN_INSTANCES(float)
-STRATA_SCAN_INSTANCES(double)
-STRATA_SCAN_INSTANCES(float128)
-STRATA_SCAN_INSTANCES(std::complex<float>)
-STRATA_SCAN_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_ORDERED_DTYPE(STRATA_ORDER_INSTANCES)
+STRATA_FOR_EACH_NUMBER_DTYPE(STRATA_SCAN_INSTANCES)
 #undef STRATA_ORDER_INSTANCES
 #undef STRATA_SCAN_INSTANCES
 

@@ -4,6 +4,7 @@
 // when the reduced dim is the fastest one, else a block of output positions at a time with a
 // running best per position (so a column reduction reads rows contiguously).
 module;
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -621,16 +622,6 @@ template bool central_moments<double>(const Tensor<double>&, int_list, bool, Ten
 #define STRATA_STATS_INSTANCES(T)                                                                            \
   template void arg_reduce<T>(const Tensor<T>&, std::int64_t, bool, const Tensor<T>*, const Tensor<std::int64_t>&); \
   template Tensor<T> pick_backward<T>(const Tensor<T>&, const Tensor<std::int64_t>&, std::int64_t, int_list, bool);
-STRATA_STATS_INSTANCES(bool)
-STRATA_STATS_INSTANCES(std::uint8_t)
-STRATA_STATS_INSTANCES(std::int8_t)
-STRATA_STATS_INSTANCES(std::int16_t)
-STRATA_STATS_INSTANCES(std::int32_t)
-STRATA_STATS_INSTANCES(std::int64_t)
-STRATA_STATS_INSTANCES(half)
-STRATA_STATS_INSTANCES(bfloat16)
-STRATA_STATS_INSTANCES(float)
-STRATA_STATS_INSTANCES(double)
-STRATA_STATS_INSTANCES(float128)
+STRATA_FOR_EACH_ORDERED_DTYPE(STRATA_STATS_INSTANCES)
 #undef STRATA_STATS_INSTANCES
 }  // namespace strata::detail

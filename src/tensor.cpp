@@ -2,6 +2,7 @@
 // The tensor module's thread knobs (views' geometry is in views.cpp), and the per-dtype
 // instantiations that modules/tensor.cppm declares extern.
 module;
+#include "dtype_list.hpp"
 #include <complex>
 #include <cstdint>
 module strata.tensor;
@@ -19,17 +20,5 @@ int get_num_threads() { return detail::thread_count(); }
   template void run_unary_loop<T, copy_source<T>>(const layout&, T*, const copy_source<T>&, const layout*, \
                                                   char*, std::int64_t);                                  \
   }
-STRATA_TENSOR_INSTANCES(bool)
-STRATA_TENSOR_INSTANCES(std::uint8_t)
-STRATA_TENSOR_INSTANCES(std::int8_t)
-STRATA_TENSOR_INSTANCES(std::int16_t)
-STRATA_TENSOR_INSTANCES(std::int32_t)
-STRATA_TENSOR_INSTANCES(std::int64_t)
-STRATA_TENSOR_INSTANCES(half)
-STRATA_TENSOR_INSTANCES(bfloat16)
-STRATA_TENSOR_INSTANCES(float)
-STRATA_TENSOR_INSTANCES(double)
-STRATA_TENSOR_INSTANCES(float128)
-STRATA_TENSOR_INSTANCES(std::complex<float>)
-STRATA_TENSOR_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_DTYPE(STRATA_TENSOR_INSTANCES)
 }  // namespace strata

@@ -4,6 +4,7 @@
 // imports strata.expr because a view's backward needs the reductions (expand's gradient is
 // a sum_to); nothing imports an implementation unit, so there is no cycle.
 module;
+#include "dtype_list.hpp"
 #include <complex>
 #include <cstdint>
 module strata.tensor;
@@ -16,11 +17,5 @@ namespace strata {
   template void accumulate_grad<T>(grad_buffer&, const Tensor<T>&); \
   template void scatter_add<T>(const Tensor<T>&, const Tensor<T>&); \
   }
-STRATA_GRAD_INSTANCES(half)
-STRATA_GRAD_INSTANCES(bfloat16)
-STRATA_GRAD_INSTANCES(float)
-STRATA_GRAD_INSTANCES(double)
-STRATA_GRAD_INSTANCES(float128)
-STRATA_GRAD_INSTANCES(std::complex<float>)
-STRATA_GRAD_INSTANCES(std::complex<double>)
+STRATA_FOR_EACH_GRAD_DTYPE(STRATA_GRAD_INSTANCES)
 }  // namespace strata
