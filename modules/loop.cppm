@@ -366,20 +366,6 @@ struct chunk_buffer {
   alignas(64) T data[N];
 };
 
-/// Reads every S-th element: a stride known at compile time, so the loop still vectorises.
-template <class T, std::int64_t S>
-struct fixed_stride_ptr {
-  const T* p;
-  T operator[](std::int64_t i) const { return p[i * S]; }
-};
-
-/// One value for every index: an operand broadcast along a row, held in a register.
-template <class T>
-struct splat {
-  T v;
-  T operator[](std::int64_t) const { return v; }
-};
-
 /// Reads a strided operand: p[i] is the element i * stride bytes further.
 template <class T>
 struct strided_ptr {
@@ -427,83 +413,55 @@ void transpose_in(const char* src, std::int64_t s0, std::int64_t w, char* dst, s
 /// Element (i, j) at out + i * s0 + j * w = buf[j * n0 + i]: transpose_in's inverse.
 void transpose_out(const char* buf, std::int64_t w, char* out, std::int64_t s0, std::int64_t n0, std::int64_t n1);
 
-/// True when every type of L is a trivially copyable 4-byte type (float, int32, uint32).
-template <class L> struct all_four_bytes;
-template <class... Ts> struct all_four_bytes<type_list<Ts...>> {
-  static constexpr bool value = ((sizeof(Ts) == 4 && __is_trivially_copyable(Ts)) && ...);
+/// What an element-wise loop computes, with every decision about data movement left to the
+/// staging executor (src/stage.cpp): the expression's arithmetic on unit-stride operands. A
+/// kernel<O, E> fills one of these; the executor calls it on operands read in place or staged
+/// into L1 buffers (filled, gathered, channels, transposed tiles).
+struct compute_fns {
+  /// n elements; operand k (the output first) unit-stride at ptrs[k].
+  void (*contiguous)(const void* ctx, char* const* ptrs, std::int64_t n, loop_status* st);
+  /// count rows of `tile` (rows16) or `piece` (rows64) unit-stride elements; row r of operand k
+  /// at ptrs[k] + r * step[k]: the loop at a length known at compile time.
+  void (*rows16)(const void* ctx, char* const* ptrs, const std::int64_t* step, std::int64_t count, loop_status* st);
+  void (*rows64)(const void* ctx, char* const* ptrs, const std::int64_t* step, std::int64_t count, loop_status* st);
+  /// Element types that are not trivially copyable (float128) cannot be staged by bytes: n
+  /// elements at any byte strides s[k]. Null for the others.
+  row_fn strided;
+  std::size_t nops;            ///< operands, the output first
+  const std::int64_t* widths;  ///< bytes an element, per operand
+  bool copy;                   ///< a plain copy (out = a tensor of its type): rows are moved, not computed
 };
-#if defined(__AVX512F__) || (defined(__has_feature) && __has_feature(address_sanitizer))
-/// Whether row kernels take channels of RGB data out in registers (lane_reader): with
-/// AVX-512's two-source permutes; other ISAs read them through the gathers' buffers. (Also
-/// under AddressSanitizer, whatever the ISA, so that the sanitized tests check the reads.)
-inline constexpr bool register_channels = true;
-#else
-inline constexpr bool register_channels = false;
-#endif
-/// How a row kernel takes 16 elements of a four-byte operand into a register: three loads
-/// `step` bytes apart, then two two-source permutes (lane j of the first = lane first[j] of
-/// the first two loads, of the second = lane second[j] of that and the third). A channel of
-/// RGB data (every third element: three loads and two vpermt2ps, as a hand-written loop takes
-/// it) or unit-stride elements (step 0, identities: the same permutes, so that a block has no
-/// branch on its operands' kinds). (No vector types in signatures: -Wpsabi on other ISAs.)
-struct lane_reader {
-  std::int32_t first[16], second[16];
-  std::int64_t step;
-  static inline lane_reader of(bool channel) {
-    if (channel)
-      return {{0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 0, 0, 0, 0, 0},
-              {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 20, 23, 26, 29}, 64};
-    return {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, 0};
-  }
-  /// Writes the 16 elements from p (reading [p, p + 2 * step + 64)) to out.
-  inline void operator()(const char* p, char* out) const {
-#if defined(__AVX512F__)
-    using lanes = float __attribute__((__vector_size__(64)));
-    using index = std::int32_t __attribute__((__vector_size__(64)));
-    lanes a, b, c;
-    index i0, i1;
-    __builtin_memcpy(&a, p, 64);
-    __builtin_memcpy(&b, p + step, 64);
-    __builtin_memcpy(&c, p + 2 * step, 64);
-    __builtin_memcpy(&i0, first, 64);
-    __builtin_memcpy(&i1, second, 64);
-    const lanes r = __builtin_ia32_vpermi2varps512(__builtin_ia32_vpermi2varps512(a, i0, b), i1, c);
-    __builtin_memcpy(out, &r, 64);
-#else
-    // (sanitized builds on other ISAs: the same lanes, one at a time)
-    char t[128], ab[128];
-    __builtin_memcpy(t, p, 64);
-    __builtin_memcpy(t + 64, p + step, 64);
-    __builtin_memcpy(ab + 64, p + 2 * step, 64);
-    for (int j = 0; j < 16; ++j) __builtin_memcpy(ab + 4 * j, t + 4 * first[j], 4);
-    for (int j = 0; j < 16; ++j) __builtin_memcpy(out + 4 * j, ab + 4 * second[j], 4);
-#endif
-  }
+/// Runs an element-wise loop over a plan: each row's operands are read in place, filled,
+/// gathered or transposed into L1 buffers as the plan's strides need, and fns computes on
+/// unit-stride data. Throws what the loop recorded in its status.
+void run_compute(const loop_plan& plan, const void* ctx, const compute_fns& fns);
+/// One row of n elements at byte strides s[k] through fns (operand 0 the output): what a
+/// reduction's values need.
+void compute_row(const void* ctx, const compute_fns& fns, char* const* ptrs, const std::int64_t* s, std::int64_t n,
+                 loop_status* st);
+
+/// Bytes an element of the output O and of each leaf type.
+template <class O, class L> struct operand_widths;
+template <class O, class... Ts> struct operand_widths<O, type_list<Ts...>> {
+  static constexpr std::int64_t value[] = {static_cast<std::int64_t>(sizeof(O)), static_cast<std::int64_t>(sizeof(Ts))...};
 };
 
-/// The row kernel of `out = e` for an output of type O, for any E with value_type,
-/// leaf_types, leaf_count and at<I>(args, i). Contiguous rows run a plain indexed loop that
-/// the compiler vectorises; other rows are cut into chunks whose strided operands are
-/// gathered (and broadcast ones filled) into small buffers, so that the same plain loop runs
-/// on them too.
+/// The arithmetic of `out = e` for an output of type O, for any E with value_type, leaf_types,
+/// leaf_count and at<I>(args, i) (or eval_chunk, with vector math): a plain indexed loop the
+/// compiler vectorises, at a run-time length or at the staging executor's two known lengths.
+/// This is all an assignment instantiates per expression.
 template <class O, class E>
 struct kernel {
   using leaves = typename E::leaf_types;
   static constexpr std::size_t N = E::leaf_count;
-  static constexpr std::int64_t chunk = 512;
   const E* e;
 
-  template <std::size_t... K>
-  static bool contiguous(const std::int64_t* s, std::index_sequence<K...>) {
-    return s[0] == sizeof(O) && ((s[K + 1] == sizeof(typename leaf_at<K, leaves>::type)) && ...);
-  }
-
-  // n is an int64 or, for whole tile rows, a std::integral_constant (a loop of known length).
+  // n is an int64 or a std::integral_constant (a loop of known length).
   template <class P, class Len>
   void plain(O* out, const P& p, Len n) const {
+    using V = compute_t<typename E::value_type>;
     if constexpr (uses_vmath<E>()) {
       // Vector math inside: node by node, a chunk at a time, through L1 buffers.
-      using V = compute_t<typename E::value_type>;
       chunk_buffer<V, vchunk> buf;
       for (std::int64_t c = 0; c < n; c += vchunk) {
         const std::int64_t len = n - c < vchunk ? n - c : vchunk;
@@ -515,272 +473,58 @@ struct kernel {
         }
       }
     } else if constexpr (std::is_same_v<Len, std::int64_t>) {
-      for (std::int64_t i = 0; i < n; ++i)
-        out[i] = convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
+      for (std::int64_t i = 0; i < n; ++i) out[i] = convert<O>(static_cast<V>(e->template at<0>(p, i)));
     } else {
       // A known length: kept a loop for the vectoriser (unrolled first, the unknown aliasing
       // of out and the inputs would leave it scalar).
 #pragma clang loop unroll(disable)
-      for (std::int64_t i = 0; i < n; ++i)
-        out[i] = convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
+      for (std::int64_t i = 0; i < n; ++i) out[i] = convert<O>(static_cast<V>(e->template at<0>(p, i)));
     }
   }
-  template <class Tuple>
-  static row_args<Tuple> args(Tuple t, loop_status* st) { return {std::move(t), st}; }
-
   template <std::size_t... K>
-  void run(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
-           std::index_sequence<K...> seq) const {
-    if (contiguous(s, seq)) {
-      plain(reinterpret_cast<O*>(ptrs[0]),
-            args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])...), st), n);
-      return;
-    }
-    if constexpr (N >= 1 && N <= 2 && all_trivial<leaves>::value && __is_trivially_copyable(O)) {
-      // Few operands, each unit-stride or every other element (x[:, ::2] + x[:, 1::2]):
-      // one fused loop with the strides fixed at compile time, no buffers.
-      if (s[0] == sizeof(O)) {
-        unsigned mask = 0;
-        bool ok = true;
-        ((s[K + 1] == 2 * static_cast<std::int64_t>(sizeof(typename leaf_at<K, leaves>::type))
-              ? void(mask |= 1u << K)
-              : void(ok = ok && s[K + 1] == static_cast<std::int64_t>(sizeof(typename leaf_at<K, leaves>::type)))),
-         ...);
-        if (ok && stride_pattern(ptrs, n, mask, st, std::make_integer_sequence<unsigned, 1u << N>{}, seq)) return;
-      }
-    }
-    if constexpr (channel_variant) {
-      if (channels(ptrs, s, n, st, seq)) return;
-    }
-    if constexpr (!all_trivial<leaves>::value || !__is_trivially_copyable(O)) {
-      // float128 and friends: one strided loop, no buffers.
-      const auto p = args(make_pack(strided_ptr<typename leaf_at<K, leaves>::type>{ptrs[K + 1], s[K + 1]}...), st);
-      for (std::int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<O*>(ptrs[0] + i * s[0]) =
-            convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
-    } else {
-      pack<chunk_buffer<typename leaf_at<K, leaves>::type, chunk>...> bufs;
-      chunk_buffer<O, chunk> obuf;
-      static constexpr std::int64_t widths[N + 1] = {width<K>()..., 0};
-      char* const bp[N + 1] = {bytes(get<K>(bufs))..., nullptr};
-      // Broadcast (stride-0) operands hold one value for the whole row: filled once.
-      ((s[K + 1] == 0 ? gather(ptrs[K + 1], 0, n < chunk ? n : chunk, width<K>(), bp[K]) : void()), ...);
-      const char* in[N + 1];
-      gather_job jobs[N + 1];
-      const std::size_t njobs = plan_gather(ptrs + 1, s + 1, widths, N, bp, in, jobs);
-      for (std::int64_t c = 0; c < n; c += chunk) {
-        const std::int64_t len = n - c < chunk ? n - c : chunk;
-        if (njobs != 0) gather_jobs(jobs, njobs, c, len, n);
-        ((in[K] = s[K + 1] == width<K>() ? ptrs[K + 1] + c * s[K + 1] : in[K]), ...);
-        const auto p = args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(in[K])...), st);
-        if (s[0] == sizeof(O)) {
-          plain(reinterpret_cast<O*>(ptrs[0]) + c, p, len);
-        } else {
-          plain(obuf.data, p, len);
-          scatter(reinterpret_cast<const char*>(obuf.data), len, sizeof(O), ptrs[0] + c * s[0], s[0]);
-        }
-      }
-    }
+  static auto inputs(const char* const* in, loop_status* st, std::index_sequence<K...>) {
+    return row_args<pack<const typename leaf_at<K, leaves>::type*...>>{
+        make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(in[K])...), st};
   }
 
-  template <std::size_t K>
-  static constexpr std::int64_t width() { return sizeof(typename leaf_at<K, leaves>::type); }
-  template <class T, std::size_t M>
-  static char* bytes(chunk_buffer<T, M>& b) { return reinterpret_cast<char*>(b.data); }
-
-  // Runs the plain loop with leaf K read every (1 + bit K of mask) elements.
-  template <unsigned... M, std::size_t... K>
-  bool stride_pattern(char* const* ptrs, std::int64_t n, unsigned mask, loop_status* st,
-                      std::integer_sequence<unsigned, M...>, std::index_sequence<K...>) const {
-    auto one = [&]<unsigned Mask>() {
-      if (Mask != mask) return false;
-      plain(reinterpret_cast<O*>(ptrs[0]),
-            args(make_pack(fixed_stride_ptr<typename leaf_at<K, leaves>::type, ((Mask >> K) & 1u) + 1>{
-                     reinterpret_cast<const typename leaf_at<K, leaves>::type*>(ptrs[K + 1])}...),
-                 st),
-            n);
-      return true;
-    };
-    return (one.template operator()<M>() || ...);
+  static void contiguous(const void* ctx, char* const* ptrs, std::int64_t n, loop_status* st) {
+    static_cast<const kernel*>(ctx)->plain(reinterpret_cast<O*>(ptrs[0]),
+                                           inputs(ptrs + 1, st, std::make_index_sequence<N>{}), n);
   }
-
-  // Expressions of up to 3 leaves of 4 bytes without vector math take channels of RGB data
-  // (x[:, c::3]) out in registers; others read them through the gathers' buffers (each
-  // variant is another copy of the expression's loop: compile time).
-  static constexpr bool channel_variant = register_channels && N >= 1 && N <= 3 && !uses_vmath<E>() &&
-                                          all_four_bytes<leaves>::value && __is_trivially_copyable(O);
-
-  // A row of more than 16 elements whose operands are unit-stride or channels (every third
-  // element), output unit-stride: blocks of 16 with every operand taken into a register (the
-  // same loads and permutes for both kinds: no branch a block) and the expression run on them
-  // at a known length, as a hand-written loop does (W10). A block reads two elements past its
-  // last channel element, so the last 16 or fewer come from a copy of exactly the elements
-  // they need (stride * (r - 1) + 4 bytes for r elements).
-  template <std::size_t... K>
-  bool channels(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
-                std::index_sequence<K...>) const {
-    if (s[0] != sizeof(O) || n <= detail::tile) return false;
-    bool any = false, ok = true;
-    ((s[K + 1] == 12 ? void(any = true) : void(ok = ok && s[K + 1] == 4)), ...);
-    if (!ok || !any) return false;
-    const lane_reader read[N] = {lane_reader::of(s[K + 1] == 12)...};
-    const char* const src[N] = {ptrs[K + 1]...};
-    const std::int64_t stride[N] = {s[K + 1]...};
-    O* const out = reinterpret_cast<O*>(ptrs[0]);
-    // The expression runs on a local block of each operand's 16 elements (stored whole and
-    // read whole: forwarded in registers), written straight to the output.
-    alignas(64) char blk[N][64];
-    const auto p = args(make_pack(reinterpret_cast<const typename leaf_at<K, leaves>::type*>(blk[K])...), st);
-    std::int64_t i = 0;
-    for (; i + detail::tile < n; i += detail::tile) {
-      (read[K](src[K] + stride[K] * i, blk[K]), ...);
-      plain(out + i, p, std::integral_constant<std::int64_t, detail::tile>{});
-    }
-    const std::int64_t r = n - i;  // 1 to 16: from a copy of exactly the elements they need
-    alignas(64) char tail[192] = {};
-    ((__builtin_memcpy(tail, src[K] + stride[K] * i, static_cast<std::size_t>(stride[K] * (r - 1) + 4)),
-      read[K](tail, blk[K])),
-     ...);
-    plain(out + i, p, r);
-    return true;
-  }
-
-  static void row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
-    static_cast<const kernel*>(ctx)->run(ptrs, s, n, st, std::make_index_sequence<N>{});
-  }
-
-  // An operand that is unit-stride along dim 1 but not along dim 0 (a.t() in a.t() + b):
-  // rows along dim 0 would read it one cache line per element.
-  static bool transposed(std::int64_t s0, std::int64_t s1, std::int64_t w) { return s1 == w && s0 != w && s0 != 0; }
-
-  /// A run of tiles: transposed operands are transposed into L1 buffers in register-sized
-  /// blocks first and operands broadcast along dim 0 filled into them (or, alone in pieces of
-  /// rows, read as a value), so every row runs on unit-stride data; a transposed output is
-  /// written to a buffer and transposed back.
-  static void tile(const void* ctx, char* const* ptrs, const tile_span& sp, loop_status* st) {
+  // The rows are walked by a scalar loop (vectorised across rows, the loop would gather).
+  template <std::int64_t L>
+  static void rows(const void* ctx, char* const* ptrs, const std::int64_t* step, std::int64_t count,
+                   loop_status* st) {
     const auto& self = *static_cast<const kernel*>(ctx);
-    if constexpr (all_trivial<leaves>::value && __is_trivially_copyable(O)) {
-      self.tile_run(ptrs, sp, st, std::make_index_sequence<N>{});
-    } else {
-      run_tile_rows(&row, ctx, ptrs, sp, st);
-    }
-  }
-
-  template <std::size_t... K>
-  void tile_run(char* const* ptrs, const tile_span& sp, loop_status* st, std::index_sequence<K...> seq) const {
-    constexpr std::int64_t cap = detail::tile * tile_rows;
-    const std::int64_t* s0 = sp.s0;
-    const std::int64_t* s1 = sp.s1;
-    const std::int64_t n0 = sp.n0, n1 = sp.n1;
-    if (n0 * n1 > cap) return run_tile_rows(&row, this, ptrs, sp, st);
-    const bool out_t = transposed(s0[0], s1[0], sizeof(O));
-    const bool in_t[N + 1] = {false, transposed(s0[K + 1], s1[K + 1], sizeof(typename leaf_at<K, leaves>::type))...};
-    // Broadcast along dim 0 (col in col * row + c): each row's one value, filled into a buffer
-    // (or read as a value: `lone` below).
-    const bool in_b[N + 1] = {false, (s0[K + 1] == 0 && n0 > 1)...};
-    // Transposed and broadcast inputs into [n1][n0] buffers; the rest read in place.
-    const bool in_buf[N + 1] = {false, (in_t[K + 1] || in_b[K + 1])...};
-    std::int64_t rs[N + 1];
-    rs[0] = out_t ? static_cast<std::int64_t>(sizeof(O)) : s0[0];
-    ((rs[K + 1] = in_buf[K + 1] ? width<K>() : s0[K + 1]), ...);
-    const bool known_length = n0 == detail::tile || n0 == piece;
-    const bool whole_rows = known_length && contiguous(rs, seq);
-    bool transposes = out_t;
-    for (std::size_t k = 1; k <= N; ++k) transposes = transposes || in_t[k];
-    // Pieces of rows with a single operand broadcast along them and nothing transposed (col in
-    // col * row + c): that operand is read as one value a row, in a register, as a hand loop
-    // does, not from a filled buffer beside the streams (W4, builds run alternately: 5.39-5.48
-    // -> 5.08-5.59 ms; within a run 0.89-0.91x -> 0.93-0.95x of the 4-rows hand loop).
-    const std::size_t lone = whole_rows && n0 == piece && !transposes ? lone_broadcast(in_b) : 0;
-    if (!transposes && !whole_rows) return run_tile_rows(&row, this, ptrs, sp, st);
-    // What goes through buffers once `lone` reads in place: broadcast operands filled, and
-    // those or transposed ones read from their buffers.
-    const bool filled[N + 1] = {false, (in_b[K + 1] && K + 1 != lone)...};
-    const bool from_buf[N + 1] = {false, (in_t[K + 1] || filled[K + 1])...};
-    pack<chunk_buffer<typename leaf_at<K, leaves>::type, cap>...> bufs;
-    chunk_buffer<O, cap> obuf;
-    // Row j of operand k starts at row0[k] + j * step[k] (in its buffer or in place).
-    std::int64_t step[N + 1];
-    step[0] = out_t ? n0 * static_cast<std::int64_t>(sizeof(O)) : s1[0];
-    ((step[K + 1] = from_buf[K + 1] ? n0 * width<K>() : s1[K + 1]), ...);
-    for (std::int64_t c = 0; c < sp.count; ++c) {
-      if (sp.prefetch) prefetch_tile(ptrs, sp, c);
-      char* at[N + 1];
-      for (std::size_t k = 0; k <= N; ++k) at[k] = ptrs[k] + c * sp.step[k];
-      ((in_t[K + 1] ? transpose_in(at[K + 1], s0[K + 1], width<K>(), bytes(get<K>(bufs)), n0, n1) : void()), ...);
-      // (refilled only when the run moves the operand: along dim 2, not along dim 0)
-      ((filled[K + 1] && (c == 0 || sp.step[K + 1] != 0) ? fill_rows(at[K + 1], s1[K + 1], n0, n1, width<K>(), bytes(get<K>(bufs)))
-                                                        : void()),
-       ...);
-      char* row0[N + 1];
-      row0[0] = out_t ? bytes(obuf) : at[0];
-      ((row0[K + 1] = from_buf[K + 1] ? bytes(get<K>(bufs)) : at[K + 1]), ...);
-      if (lone) {
-        rows_lone<piece>(row0, step, n1, st, lone, seq);
-      } else if (whole_rows && n0 == detail::tile) {
-        rows_at<detail::tile, 0>(row0, step, n1, st, seq);
-      } else if (whole_rows) {
-        rows_at<piece, 0>(row0, step, n1, st, seq);
-      } else {
-        char* p[N + 1];
-        for (std::int64_t j = 0; j < n1; ++j) {
-          for (std::size_t k = 0; k <= N; ++k) p[k] = row0[k] + j * step[k];
-          run(p, rs, n0, st, seq);
-        }
-      }
-      if (out_t) transpose_out(bytes(obuf), sizeof(O), at[0], s0[0], n0, n1);
-    }
-  }
-
-  // Expressions read a lone broadcast operand as a value when they have at most this many
-  // leaves: each leaf's variant instantiates the expression's loop again (measured +0.04 s of
-  // -O3 compile time a leaf: W2's five leaves took 0.93 -> 1.11 s), and the shapes it serves
-  // are short (col * row + c, a scale and a shift).
-  static constexpr bool lone_variants = !uses_vmath<E>() && N <= 3;
-
-  // The one operand (1 + leaf) with in_b set, or 0 when none or several are (or when the
-  // expression has no variants: vector math is bound by the math, long expressions by their
-  // compile time).
-  static std::size_t lone_broadcast(const bool* in_b) {
-    if constexpr (!lone_variants) {
-      return 0;
-    } else {
-      std::size_t lone = 0, count = 0;
-      for (std::size_t k = 1; k <= N; ++k)
-        if (in_b[k]) lone = k, ++count;
-      return count == 1 ? lone : 0;
-    }
-  }
-  // rows_at with operand `lone` read as one value a row.
-  template <std::int64_t L, std::size_t... K>
-  void rows_lone(char* const* row0, const std::int64_t* step, std::int64_t n1, loop_status* st, std::size_t lone,
-                 std::index_sequence<K...> seq) const {
-    if constexpr (lone_variants) ((lone == K + 1 ? rows_at<L, K + 1>(row0, step, n1, st, seq) : void()), ...);
-  }
-  // Leaf K's row as rows_at reads it: in place, or, when it is operand B, its one value.
-  template <std::size_t B, std::size_t K>
-  static auto row_in(const char* p) {
-    using T = typename leaf_at<K, leaves>::type;
-    if constexpr (B == K + 1) return splat<T>{*reinterpret_cast<const T*>(p)};
-    else return reinterpret_cast<const T*>(p);
-  }
-
-  // n1 whole rows of unit-stride data, row j of operand k at row0[k] + j * step[k]: the plain
-  // loop at its known length L, the row pointers stepped, no per-row dispatch (the loop over
-  // rows is kept scalar: vectorising it across rows would gather). Operand B (if not 0) is
-  // broadcast along the rows: one value a row.
-  template <std::int64_t L, std::size_t B, std::size_t... K>
-  void rows_at(char* const* row0, const std::int64_t* step, std::int64_t n1, loop_status* st,
-               std::index_sequence<K...>) const {
-    char* o = row0[0];
-    const char* in[N + 1] = {nullptr, row0[K + 1]...};
+    char* p[N + 1];
+    for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k];
 #pragma clang loop vectorize(disable) interleave(disable)
-    for (std::int64_t j = 0; j < n1; ++j) {
-      plain(reinterpret_cast<O*>(o), args(make_pack(row_in<B, K>(in[K + 1])...), st),
-            std::integral_constant<std::int64_t, L>{});
-      o += step[0];
-      ((in[K + 1] += step[K + 1]), ...);
+    for (std::int64_t r = 0; r < count; ++r) {
+      self.plain(reinterpret_cast<O*>(p[0]), inputs(p + 1, st, std::make_index_sequence<N>{}),
+                 std::integral_constant<std::int64_t, L>{});
+      for (std::size_t k = 0; k <= N; ++k) p[k] += step[k];
     }
+  }
+  // float128 and friends: one strided loop, no buffers.
+  template <std::size_t... K>
+  void strided_run(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
+                   std::index_sequence<K...>) const {
+    const row_args<pack<strided_ptr<typename leaf_at<K, leaves>::type>...>> p{
+        make_pack(strided_ptr<typename leaf_at<K, leaves>::type>{ptrs[K + 1], s[K + 1]}...), st};
+    for (std::int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<O*>(ptrs[0] + i * s[0]) =
+          convert<O>(static_cast<compute_t<typename E::value_type>>(e->template at<0>(p, i)));
+  }
+  static void strided(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
+    static_cast<const kernel*>(ctx)->strided_run(ptrs, s, n, st, std::make_index_sequence<N>{});
+  }
+
+  static constexpr bool trivial = all_trivial<leaves>::value && __is_trivially_copyable(O);
+  static constexpr bool copy = requires { E::is_plain_leaf; } && std::is_same_v<typename E::value_type, O>;
+  static constexpr compute_fns fns() {
+    constexpr const std::int64_t* w = operand_widths<O, leaves>::value;
+    if constexpr (trivial) return {&contiguous, &rows<tile>, &rows<piece>, nullptr, N + 1, w, copy};
+    else return {&contiguous, nullptr, nullptr, &strided, N + 1, w, false};
   }
 };
 
@@ -788,7 +532,8 @@ struct kernel {
 template <class O, class E>
 void run_kernel(const loop_plan& plan, const E& e) {
   const kernel<O, E> k{&e};
-  execute(plan, &kernel<O, E>::row, &kernel<O, E>::tile, &k);
+  static constexpr compute_fns fns = kernel<O, E>::fns();
+  run_compute(plan, &k, fns);
 }
 
 /// Reduces a contiguous array with W interleaved accumulators (256 bytes: four 512-bit
@@ -920,6 +665,7 @@ struct expr_values {
   static constexpr bool plain_leaf = requires { E::is_plain_leaf; };  ///< a tensor read as it lies
   static constexpr bool in_place = plain_leaf && std::is_same_v<V, A>;
   kernel<A, E> eval;
+  static constexpr compute_fns fns = kernel<A, E>::fns();
 
   static constexpr std::size_t operands() { return E::leaf_count; }
   // n values along dim 0 as a contiguous array: in place when possible, else into buf.
@@ -935,7 +681,7 @@ struct expr_values {
       p[k] = ptrs[k];
       st0[k] = s[k];
     }
-    eval.run(p, st0, n, st, std::make_index_sequence<E::leaf_count>{});
+    compute_row(&eval, fns, p, st0, n, st);
     return buf;
   }
 };

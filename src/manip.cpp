@@ -56,24 +56,9 @@ void record(Tensor<T>& out, const Tensor<T>& input, std::function<Tensor<T>(cons
 }
 
 // ---- copies on the engine ----
-// A row of a copy: memcpy when both operands are unit-stride (measured on the cat of
-// bench/manip_bench along dim 1, 4 KiB rows: the best of 60 runs went from 0.81x of a
-// memcpy placement with the engine's vector loop to 1.0x), else the engine's own copy
-// kernel (gathers, stride 0, negative strides).
-template <element T>
-void copy_row(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
-  constexpr auto w = static_cast<std::int64_t>(sizeof(T));
-  if constexpr (std::is_trivially_copyable_v<T>) {
-    if (s[0] == w && s[1] == w) {
-      std::memcpy(ptrs[0], ptrs[1], static_cast<std::size_t>(n * w));
-      return;
-    }
-  }
-  kernel<T, leaf_expr<T>>::row(ctx, ptrs, s, n, st);
-}
-
 // Copies the elements at `from` (element strides `strides`, any sign) into dst, a fresh
-// tensor of the same sizes: one planned, threaded engine loop.
+// tensor of the same sizes: one planned, threaded engine loop (a copy's unit-stride rows are
+// moved by memmove, its strided ones gathered or transposed by the staging executor).
 template <element T>
 void copy_strided(const Tensor<T>& dst, const T* from, int_list strides) {
   if (dst.numel() == 0) return;
@@ -81,8 +66,7 @@ void copy_strided(const Tensor<T>& dst, const T* from, int_list strides) {
                                {reinterpret_cast<char*>(const_cast<T*>(from)), strides, sizeof(T)}};
   const bool flat = dst.is_contiguous() && is_contiguous(dst.sizes(), strides);
   const leaf_expr<T> e{{}, dst};  // reads operand 1 only; the handle is not used
-  const kernel<T, leaf_expr<T>> k{&e};
-  execute(flat ? flat_plan(dst.numel(), ops) : make_plan(dst.sizes(), ops), &copy_row<T>, &kernel<T, leaf_expr<T>>::tile, &k);
+  run_kernel<T>(flat ? flat_plan(dst.numel(), ops) : make_plan(dst.sizes(), ops), e);
 }
 // dst = src broadcast to dst's sizes (dst fresh, so no overlap and nothing to record).
 template <element T>

@@ -454,10 +454,9 @@ TEST_CASE("channels of different interleaved data read together in one expressio
 }
 
 // Channels of float and int32 data beside a unit-stride operand that is also the output (an
-// exact alias): rows around the 16-element blocks that take channels out in registers. At
-// n = 1024 the last channel ends the storage exactly (12 * n bytes, a multiple of its
+// exact alias): rows around a vector's length and the staging's chunks. At n = 1024 the last channel ends the storage exactly (12 * n bytes, a multiple of its
 // 64-byte rounding), so a block or tail reading past the row is a reported heap overflow.
-TEST_CASE("channels of float and int32 data in blocks of 16, the output read in place", "[expr]") {
+TEST_CASE("stride-3 operands of float and int32 data into a unit-stride output", "[expr]") {
   for (std::int64_t n : {1, 15, 16, 17, 18, 32, 33, 47, 48, 49, 1008, 1024}) {
     INFO(n << " pixels");
     const Tensor<float> xf = cast<float>(arange(3 * n) % 251) * 0.5f;
@@ -469,11 +468,11 @@ TEST_CASE("channels of float and int32 data in blocks of 16, the output read in 
   }
 }
 
-// The same blocks with every operand kind beside the channels: the three channels of one
+// Every operand kind beside stride-3 ones: the three channels of one
 // tensor (W10a), two channels and a unit-stride operand that is not the output, results of
 // another type than the operands (double from float, int64 from int32 by copy_), rows that
-// coalesce into one ([2, n] channels of a [2, 3n] tensor) around the 16-element blocks.
-TEST_CASE("channels in blocks of 16 beside unit-stride operands, into outputs of another type", "[expr]") {
+// coalesce into one ([2, n] channels of a [2, 3n] tensor), around a vector's length.
+TEST_CASE("stride-3 operands beside unit-stride ones, into outputs of another type", "[expr]") {
   for (std::int64_t n : {1, 15, 16, 17, 31, 32, 33, 1024}) {
     INFO(n << " pixels");
     const Tensor<float> x = cast<float>(arange(6 * n).view({2, 3 * n}) % 97) * 0.25f;
@@ -500,10 +499,10 @@ TEST_CASE("channels in blocks of 16 beside unit-stride operands, into outputs of
   }
 }
 
-// Integer division in the same blocks: the row's last elements (1 to 16, from a zeroed copy)
-// are evaluated only as far as the row goes (the lanes past it would be zero divisors), and a
-// zero divisor in a block or in those last elements throws, as PyTorch does.
-TEST_CASE("integer division of channels in blocks of 16: zero divisors throw, the lanes past the row do not", "[expr][errors]") {
+// Integer division of stride-3 operands: elements past the row are never evaluated (they
+// would be zero divisors), and a zero divisor anywhere in the row, its last element
+// included, throws, as PyTorch does.
+TEST_CASE("integer division of stride-3 operands: zero divisors throw, elements past the row are not read", "[expr][errors]") {
   for (std::int64_t n : {17, 18, 31, 32, 33, 40}) {
     INFO(n << " pixels");
     const Tensor<i32> x = cast<i32>(arange(3 * n) % 7) + 1;  // 1 to 7: no zero
@@ -671,7 +670,7 @@ std::int64_t interleaved_3d_errors(std::int64_t n, std::int64_t m, std::int64_t 
 }
 }  // namespace
 
-TEST_CASE("rows walked a few at a time: pieces, remainders, broadcasts and threads", "[expr][tile]") {
+TEST_CASE("large plans of short-stride rows: pieces, remainders, broadcasts and threads", "[expr][tile]") {
   for (const int threads : {1, 2}) {
     set_num_threads(threads);
     INFO("threads " << threads);
@@ -688,7 +687,7 @@ TEST_CASE("rows walked a few at a time: pieces, remainders, broadcasts and threa
   CHECK(interleaved_errors<float>(4000, 100) == 0);
 }
 
-TEST_CASE("transposed operands and outputs through the tile kernel", "[expr][tile]") {
+TEST_CASE("transposed operands and outputs", "[expr][tile]") {
   for (const auto& [r, c] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {70, 131}, {200, 65}, {129, 257}}) {
     check_transposed_tiles<float>(r, c);
     check_transposed_tiles<double>(r, c);

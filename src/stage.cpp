@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+// The staging executor of element-wise loops: for each row (or run of tiles) of a plan it
+// decides, once, how every operand reaches the expression's arithmetic — read in place,
+// filled (broadcast), gathered by stride, taken as a channel of interleaved data, or
+// transposed in tiles — moves the data, and calls the expression's unit-stride loops
+// (compute_fns). Compiled once: a user's translation unit instantiates only those loops.
+module;
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+module strata.loop;
+
+namespace strata::detail {
+namespace {
+// Elements of a row staged at a time: the buffers of every operand stay in L1 together.
+constexpr std::int64_t stage_chunk = 512;
+// Bytes of staging buffers a row may use (every operand's chunk, 64-byte aligned).
+constexpr std::int64_t stage_bytes = 40960;
+// Bytes of buffers a run of tiles may use (each buffered operand holds one tile).
+constexpr std::int64_t tile_bytes = 65536;
+
+constexpr std::int64_t round64(std::int64_t b) { return (b + 63) / 64 * 64; }
+
+bool unit_strides(const compute_fns& f, const std::int64_t* s) {
+  for (std::size_t k = 0; k < f.nops; ++k)
+    if (s[k] != f.widths[k]) return false;
+  return true;
+}
+
+// The longest chunk (a multiple of 16 elements, at most stage_chunk) whose buffers fit.
+std::int64_t chunk_for(const compute_fns& f) {
+  std::int64_t chunk = stage_chunk;
+  for (;;) {
+    std::int64_t bytes = 0;
+    for (std::size_t k = 0; k < f.nops; ++k) bytes += round64(chunk * f.widths[k]);
+    if (bytes <= stage_bytes || chunk == 16) return chunk;
+    chunk /= 2;
+  }
+}
+
+// A row whose operands are not all unit-stride: cut into chunks; broadcast operands are
+// filled once a row, strided ones gathered each chunk (plan_gather decides once a row which
+// are read together: channels of the same data, streams of several), unit-stride ones read
+// in place; a strided output is written to a buffer and scattered.
+void staged_row(const void* kctx, const compute_fns& f, char* const* ptrs, const std::int64_t* s, std::int64_t n,
+                loop_status* st) {
+  const std::int64_t* w = f.widths;
+  const std::size_t nin = f.nops - 1;
+  const std::int64_t chunk = chunk_for(f);
+  alignas(64) char scratch[stage_bytes];
+  char* buf[max_operands];
+  std::int64_t at = 0;
+  for (std::size_t k = 0; k < f.nops; ++k) {
+    buf[k] = scratch + at;
+    at += round64(chunk * w[k]);
+  }
+  for (std::size_t k = 1; k <= nin; ++k)
+    if (s[k] == 0) gather(ptrs[k], 0, n < chunk ? n : chunk, w[k], buf[k]);
+  const char* in[max_operands];
+  gather_job jobs[max_operands];
+  const std::size_t njobs = plan_gather(ptrs + 1, s + 1, w + 1, nin, buf + 1, in, jobs);
+  const bool out_unit = s[0] == w[0];
+  char* p[max_operands];
+  for (std::int64_t c = 0; c < n; c += chunk) {
+    const std::int64_t len = n - c < chunk ? n - c : chunk;
+    if (njobs != 0) gather_jobs(jobs, njobs, c, len, n);
+    p[0] = out_unit ? ptrs[0] + c * s[0] : buf[0];
+    for (std::size_t k = 1; k <= nin; ++k)
+      p[k] = s[k] == w[k] ? ptrs[k] + c * s[k] : const_cast<char*>(in[k - 1]);
+    if (f.copy) std::memmove(p[0], p[1], static_cast<std::size_t>(len * w[0]));
+    else f.contiguous(kctx, p, len, st);
+    if (!out_unit) scatter(buf[0], len, w[0], ptrs[0] + c * s[0], s[0]);
+  }
+}
+
+// Any row: the element type's own strided loop, one unit-stride call, or staged.
+void any_row(const void* kctx, const compute_fns& f, char* const* ptrs, const std::int64_t* s, std::int64_t n,
+             loop_status* st) {
+  if (f.strided) return f.strided(kctx, ptrs, s, n, st);
+  if (unit_strides(f, s)) {
+    if (f.copy) std::memmove(ptrs[0], ptrs[1], static_cast<std::size_t>(n * f.widths[0]));
+    else f.contiguous(kctx, ptrs, n, st);
+    return;
+  }
+  staged_row(kctx, f, ptrs, s, n, st);
+}
+
+struct stage_ctx {
+  const void* kctx;
+  const compute_fns* f;
+};
+
+void row_entry(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
+  const auto& c = *static_cast<const stage_ctx*>(ctx);
+  any_row(c.kctx, *c.f, ptrs, s, n, st);
+}
+
+// An operand that is unit-stride along dim 1 but not along dim 0 (a.t() in a.t() + b): rows
+// along dim 0 would read it one cache line per element.
+bool transposed(std::int64_t s0, std::int64_t s1, std::int64_t w) { return s1 == w && s0 != w && s0 != 0; }
+
+// A run of tiles (a tiled plan's, or pieces of rows walked a few at a time): transposed
+// operands are transposed into L1 buffers in register-sized blocks and operands broadcast
+// along dim 0 filled into them, so that every row runs on unit-stride data, at a length known
+// at compile time when the tile is whole; a transposed output is written to a buffer and
+// transposed back.
+void tile_entry(const void* ctx, char* const* ptrs, const tile_span& sp, loop_status* st) {
+  const auto& c = *static_cast<const stage_ctx*>(ctx);
+  const compute_fns& f = *c.f;
+  const std::int64_t* w = f.widths;
+  const std::size_t nops = f.nops;
+  const std::int64_t *s0 = sp.s0, *s1 = sp.s1;
+  const std::int64_t n0 = sp.n0, n1 = sp.n1;
+  if (n0 * n1 > tile * tile_rows) return run_tile_rows(&row_entry, ctx, ptrs, sp, st);
+  bool in_t[max_operands], from_buf[max_operands];
+  std::int64_t rs[max_operands];
+  const bool out_t = transposed(s0[0], s1[0], w[0]);
+  bool transposes = out_t, whole_rows = n0 == tile || n0 == piece;
+  std::int64_t bytes = 0;
+  for (std::size_t k = 0; k < nops; ++k) {
+    in_t[k] = k == 0 ? out_t : transposed(s0[k], s1[k], w[k]);
+    from_buf[k] = in_t[k] || (k > 0 && s0[k] == 0 && n0 > 1);  // broadcast along dim 0: filled
+    rs[k] = from_buf[k] ? w[k] : s0[k];
+    transposes = transposes || in_t[k];
+    whole_rows = whole_rows && rs[k] == w[k];
+    if (from_buf[k]) bytes += round64(n0 * n1 * w[k]);
+  }
+  if ((!transposes && !whole_rows) || bytes > tile_bytes) return run_tile_rows(&row_entry, ctx, ptrs, sp, st);
+  alignas(64) char scratch[tile_bytes];
+  char* buf[max_operands];
+  std::int64_t step[max_operands], used = 0;
+  for (std::size_t k = 0; k < nops; ++k) {
+    buf[k] = from_buf[k] ? scratch + used : nullptr;
+    if (from_buf[k]) used += round64(n0 * n1 * w[k]);
+    step[k] = from_buf[k] ? n0 * w[k] : s1[k];  // row j of operand k: row0[k] + j * step[k]
+  }
+  char* at[max_operands];
+  char* row0[max_operands];
+  char* p[max_operands];
+  for (std::int64_t t = 0; t < sp.count; ++t) {
+    if (sp.prefetch) prefetch_tile(ptrs, sp, t);
+    for (std::size_t k = 0; k < nops; ++k) at[k] = ptrs[k] + t * sp.step[k];
+    for (std::size_t k = 1; k < nops; ++k) {
+      if (in_t[k]) transpose_in(at[k], s0[k], w[k], buf[k], n0, n1);
+      // (a filled operand is filled again only when the run moves it: along dim 2, not dim 0)
+      else if (from_buf[k] && (t == 0 || sp.step[k] != 0)) fill_rows(at[k], s1[k], n0, n1, w[k], buf[k]);
+    }
+    for (std::size_t k = 0; k < nops; ++k) row0[k] = from_buf[k] ? buf[k] : at[k];
+    if (whole_rows && f.copy) {
+      for (std::int64_t j = 0; j < n1; ++j)
+        std::memmove(row0[0] + j * step[0], row0[1] + j * step[1], static_cast<std::size_t>(n0 * w[0]));
+    } else if (whole_rows) {
+      (n0 == tile ? f.rows16 : f.rows64)(c.kctx, row0, step, n1, st);
+    } else {
+      for (std::int64_t j = 0; j < n1; ++j) {
+        for (std::size_t k = 0; k < nops; ++k) p[k] = row0[k] + j * step[k];
+        any_row(c.kctx, f, p, rs, n0, st);
+      }
+    }
+    if (out_t) transpose_out(buf[0], w[0], at[0], s0[0], n0, n1);
+  }
+}
+}  // namespace
+
+void run_compute(const loop_plan& plan, const void* ctx, const compute_fns& fns) {
+  const stage_ctx c{ctx, &fns};
+  execute(plan, &row_entry, fns.strided ? nullptr : &tile_entry, &c);
+}
+
+void compute_row(const void* ctx, const compute_fns& fns, char* const* ptrs, const std::int64_t* s, std::int64_t n,
+                 loop_status* st) {
+  any_row(ctx, fns, ptrs, s, n, st);
+}
+}  // namespace strata::detail
