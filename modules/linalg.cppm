@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Contractions: einsum, and PyTorch's matrix products written as einsums. An einsum is
-// planned at run time (src/linalg.cpp): element-wise-like and small contractions are one
-// fused reduce of the operands' product over broadcast views (no intermediate), large
-// matmul-shaped ones are batched GEMM calls on OpenBLAS, and three or more operands are
-// contracted pairwise in a greedy order. Everything here is compiled once per dtype.
+// parsed (src/linalg_parse.cpp), planned at run time (src/linalg_plan.cpp) and evaluated
+// (src/linalg_evaluate.cpp; its backward: src/linalg_backward.cpp), those files sharing the
+// implementation partition :internal (linalg_internal.cppm): element-wise-like and small
+// contractions are one fused reduce of the operands' product over broadcast views (no
+// intermediate), large matmul-shaped ones are batched GEMM calls on OpenBLAS, and three or
+// more operands are contracted pairwise in a greedy order. Everything here is compiled once
+// per dtype.
 module;
 #include <complex>
 #include <cstdint>

@@ -25,7 +25,7 @@ namespace {
 constexpr int row_major = 101, no_trans = 111, trans = 112;
 std::mutex blas_threads_mutex;
 
-// OpenBLAS runs single-threaded inside strata's own parallel loop (src/linalg.cpp splits the
+// OpenBLAS runs single-threaded inside strata's own parallel loop (src/linalg_evaluate.cpp splits the
 // GEMMs over OpenMP's threads), so strata has one pool of threads and never runs two at once.
 // OpenBLAS's count is process-wide: someone else may have changed it since, so it is checked
 // (one load) on every call.
