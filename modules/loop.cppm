@@ -420,10 +420,13 @@ void transpose_out(const char* buf, std::int64_t w, char* out, std::int64_t s0, 
 struct compute_fns {
   /// n elements; operand k (the output first) unit-stride at ptrs[k].
   void (*contiguous)(const void* ctx, char* const* ptrs, std::int64_t n, loop_status* st);
-  /// count rows of `tile` (rows16) or `piece` (rows64) unit-stride elements; row r of operand k
-  /// at ptrs[k] + r * step[k]: the loop at a length known at compile time.
-  void (*rows16)(const void* ctx, char* const* ptrs, const std::int64_t* step, std::int64_t count, loop_status* st);
-  void (*rows64)(const void* ctx, char* const* ptrs, const std::int64_t* step, std::int64_t count, loop_status* st);
+  /// tiles x rows rows of `tile` (rows16) or `piece` (rows64) unit-stride elements; row r of
+  /// tile t of operand k at ptrs[k] + t * tstep[k] + r * step[k]: the loop at a length known
+  /// at compile time, a whole run of tiles in one call.
+  void (*rows16)(const void* ctx, char* const* ptrs, const std::int64_t* tstep, const std::int64_t* step,
+                 std::int64_t tiles, std::int64_t rows, loop_status* st);
+  void (*rows64)(const void* ctx, char* const* ptrs, const std::int64_t* tstep, const std::int64_t* step,
+                 std::int64_t tiles, std::int64_t rows, loop_status* st);
   /// Element types that are not trivially copyable (float128) cannot be staged by bytes: n
   /// elements at any byte strides s[k]. Null for the others.
   row_fn strided;
@@ -493,16 +496,18 @@ struct kernel {
   }
   // The rows are walked by a scalar loop (vectorised across rows, the loop would gather).
   template <std::int64_t L>
-  static void rows(const void* ctx, char* const* ptrs, const std::int64_t* step, std::int64_t count,
-                   loop_status* st) {
+  static void rows(const void* ctx, char* const* ptrs, const std::int64_t* tstep, const std::int64_t* step,
+                   std::int64_t tiles, std::int64_t count, loop_status* st) {
     const auto& self = *static_cast<const kernel*>(ctx);
     char* p[N + 1];
-    for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k];
+    for (std::int64_t t = 0; t < tiles; ++t) {
+      for (std::size_t k = 0; k <= N; ++k) p[k] = ptrs[k] + t * tstep[k];
 #pragma clang loop vectorize(disable) interleave(disable)
-    for (std::int64_t r = 0; r < count; ++r) {
-      self.plain(reinterpret_cast<O*>(p[0]), inputs(p + 1, st, std::make_index_sequence<N>{}),
-                 std::integral_constant<std::int64_t, L>{});
-      for (std::size_t k = 0; k <= N; ++k) p[k] += step[k];
+      for (std::int64_t r = 0; r < count; ++r) {
+        self.plain(reinterpret_cast<O*>(p[0]), inputs(p + 1, st, std::make_index_sequence<N>{}),
+                   std::integral_constant<std::int64_t, L>{});
+        for (std::size_t k = 0; k <= N; ++k) p[k] += step[k];
+      }
     }
   }
   // float128 and friends: one strided loop, no buffers.

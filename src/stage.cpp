@@ -101,9 +101,10 @@ bool transposed(std::int64_t s0, std::int64_t s1, std::int64_t w) { return s1 ==
 
 // A run of tiles (a tiled plan's, or pieces of rows walked a few at a time): transposed
 // operands are transposed into L1 buffers in register-sized blocks and operands broadcast
-// along dim 0 filled into them, so that every row runs on unit-stride data, at a length known
-// at compile time when the tile is whole; a transposed output is written to a buffer and
-// transposed back.
+// along dim 0 filled into them, so that every row runs on unit-stride data; a transposed
+// output is written to a buffer and transposed back. Whole tiles are staged as many at a time
+// as the buffers hold and computed by one call at the tile's known length; a partial tile's
+// rows run one by one.
 void tile_entry(const void* ctx, char* const* ptrs, const tile_span& sp, loop_status* st) {
   const auto& c = *static_cast<const stage_ctx*>(ctx);
   const compute_fns& f = *c.f;
@@ -112,52 +113,70 @@ void tile_entry(const void* ctx, char* const* ptrs, const tile_span& sp, loop_st
   const std::int64_t *s0 = sp.s0, *s1 = sp.s1;
   const std::int64_t n0 = sp.n0, n1 = sp.n1;
   if (n0 * n1 > tile * tile_rows) return run_tile_rows(&row_entry, ctx, ptrs, sp, st);
-  bool in_t[max_operands], from_buf[max_operands];
+  bool in_t[max_operands], from_buf[max_operands], once[max_operands];
   std::int64_t rs[max_operands];
   const bool out_t = transposed(s0[0], s1[0], w[0]);
   bool transposes = out_t, whole_rows = n0 == tile || n0 == piece;
-  std::int64_t bytes = 0;
+  std::int64_t per_tile = 0, fixed = 0;  // buffer bytes a tile needs, and once a run
   for (std::size_t k = 0; k < nops; ++k) {
     in_t[k] = k == 0 ? out_t : transposed(s0[k], s1[k], w[k]);
     from_buf[k] = in_t[k] || (k > 0 && s0[k] == 0 && n0 > 1);  // broadcast along dim 0: filled
+    // (a filled operand the run does not move, as along dim 0, is filled once a run)
+    once[k] = from_buf[k] && !in_t[k] && sp.step[k] == 0;
     rs[k] = from_buf[k] ? w[k] : s0[k];
     transposes = transposes || in_t[k];
     whole_rows = whole_rows && rs[k] == w[k];
-    if (from_buf[k]) bytes += round64(n0 * n1 * w[k]);
+    if (from_buf[k]) (once[k] ? fixed : per_tile) += round64(n0 * n1 * w[k]);
   }
-  if ((!transposes && !whole_rows) || bytes > tile_bytes) return run_tile_rows(&row_entry, ctx, ptrs, sp, st);
+  if (!transposes && !whole_rows) return run_tile_rows(&row_entry, ctx, ptrs, sp, st);
+  if (fixed + per_tile > tile_bytes) return run_tile_rows(&row_entry, ctx, ptrs, sp, st);
+  // Tiles staged together: as many as the buffers hold (all of a run without per-tile buffers).
+  const std::int64_t group = !whole_rows ? 1 : per_tile == 0 ? sp.count : std::max<std::int64_t>(1, (tile_bytes - fixed) / per_tile);
   alignas(64) char scratch[tile_bytes];
   char* buf[max_operands];
-  std::int64_t step[max_operands], used = 0;
+  std::int64_t step[max_operands], tstep[max_operands], used = fixed;
+  std::int64_t at_fixed = 0;
   for (std::size_t k = 0; k < nops; ++k) {
-    buf[k] = from_buf[k] ? scratch + used : nullptr;
-    if (from_buf[k]) used += round64(n0 * n1 * w[k]);
+    const std::int64_t bytes = round64(n0 * n1 * w[k]);
+    buf[k] = !from_buf[k] ? nullptr : once[k] ? scratch + at_fixed : scratch + used;
+    if (from_buf[k]) (once[k] ? at_fixed : used) += once[k] ? bytes : bytes * group;
     step[k] = from_buf[k] ? n0 * w[k] : s1[k];  // row j of operand k: row0[k] + j * step[k]
+    tstep[k] = !from_buf[k] ? sp.step[k] : once[k] ? 0 : bytes;  // tile t: + t * tstep[k]
   }
-  char* at[max_operands];
+  for (std::size_t k = 1; k < nops; ++k)
+    if (once[k]) fill_rows(ptrs[k], s1[k], n0, n1, w[k], buf[k]);
   char* row0[max_operands];
   char* p[max_operands];
-  for (std::int64_t t = 0; t < sp.count; ++t) {
-    if (sp.prefetch) prefetch_tile(ptrs, sp, t);
-    for (std::size_t k = 0; k < nops; ++k) at[k] = ptrs[k] + t * sp.step[k];
-    for (std::size_t k = 1; k < nops; ++k) {
-      if (in_t[k]) transpose_in(at[k], s0[k], w[k], buf[k], n0, n1);
-      // (a filled operand is filled again only when the run moves it: along dim 2, not dim 0)
-      else if (from_buf[k] && (t == 0 || sp.step[k] != 0)) fill_rows(at[k], s1[k], n0, n1, w[k], buf[k]);
+  for (std::int64_t t0 = 0; t0 < sp.count; t0 += group) {
+    const std::int64_t g = std::min(group, sp.count - t0);
+    for (std::int64_t t = t0; t < t0 + g; ++t) {
+      if (sp.prefetch) prefetch_tile(ptrs, sp, t);
+      const std::int64_t slot = t - t0;
+      for (std::size_t k = 1; k < nops; ++k) {
+        if (!from_buf[k] || once[k]) continue;
+        const char* at = ptrs[k] + t * sp.step[k];
+        char* to = buf[k] + slot * tstep[k];
+        if (in_t[k]) transpose_in(at, s0[k], w[k], to, n0, n1);
+        else fill_rows(at, s1[k], n0, n1, w[k], to);
+      }
     }
-    for (std::size_t k = 0; k < nops; ++k) row0[k] = from_buf[k] ? buf[k] : at[k];
+    for (std::size_t k = 0; k < nops; ++k) row0[k] = from_buf[k] ? buf[k] : ptrs[k] + t0 * sp.step[k];
     if (whole_rows && f.copy) {
-      for (std::int64_t j = 0; j < n1; ++j)
-        std::memmove(row0[0] + j * step[0], row0[1] + j * step[1], static_cast<std::size_t>(n0 * w[0]));
+      for (std::int64_t t = 0; t < g; ++t)
+        for (std::int64_t j = 0; j < n1; ++j)
+          std::memmove(row0[0] + t * tstep[0] + j * step[0], row0[1] + t * tstep[1] + j * step[1],
+                       static_cast<std::size_t>(n0 * w[0]));
     } else if (whole_rows) {
-      (n0 == tile ? f.rows16 : f.rows64)(c.kctx, row0, step, n1, st);
+      (n0 == tile ? f.rows16 : f.rows64)(c.kctx, row0, tstep, step, g, n1, st);
     } else {
       for (std::int64_t j = 0; j < n1; ++j) {
         for (std::size_t k = 0; k < nops; ++k) p[k] = row0[k] + j * step[k];
         any_row(c.kctx, f, p, rs, n0, st);
       }
     }
-    if (out_t) transpose_out(buf[0], w[0], at[0], s0[0], n0, n1);
+    if (out_t)
+      for (std::int64_t t = t0; t < t0 + g; ++t)
+        transpose_out(buf[0] + (t - t0) * tstep[0], w[0], ptrs[0] + t * sp.step[0], s0[0], n0, n1);
   }
 }
 }  // namespace

@@ -425,6 +425,48 @@ TEST_CASE("layouts: assignment of 1-6 leaves, 16-byte elements", "[engine][layou
 }
 
 namespace {
+// Leaves that are channels of one interleaved base (x[..., c::C] for C = 2, 3 or 4, the
+// channels in random order, some read twice): the staging reads channels of the same data
+// together. Against the naive reference, with outputs laid out as in check_layouts.
+template <class T>
+void check_channels(std::uint64_t seed, int iterations) {
+  diff::rng_t g(seed);
+  for (int it = 0; it < iterations; ++it) {
+    st::set_num_threads(static_cast<int>(diff::rnd(g, 1, 2)));
+    const I rows = diff::rnd(g, 1, 5), n = random_extent(g), C = diff::rnd(g, 2, 4);
+    const auto base = diff::filled<T>(g, {rows, n * C + diff::rnd(g, 0, 2)});
+    std::array<I, 3> ch{diff::rnd(g, 0, C - 1), diff::rnd(g, 0, C - 1), diff::rnd(g, 0, C - 1)};
+    const auto leaf = [&](I c) { return base.slice(1, c, c + (n - 1) * C + 1, C); };
+    const st::Tensor<T> a = leaf(ch[0]), b = leaf(ch[1]), c = leaf(ch[2]);
+    const auto expr = a * b + c;
+    using V = typename std::remove_cvref_t<decltype(expr)>::value_type;
+    const ivec sizes{rows, n};
+    const int out_kind = static_cast<int>(diff::rnd(g, 0, 6));
+    st::Tensor<V> out = laid_out<V>(g, sizes, out_kind);
+    out.assign(expr);
+    I bad = -1;
+    for (I r = 0; r < rows && bad < 0; ++r)
+      for (I i = 0; i < n && bad < 0; ++i) {
+        const ivec idx{r, i};
+        const reference::ref want = element_ref(a, idx) * element_ref(b, idx) + element_ref(c, idx);
+        if (!close_to(out.data_ptr()[r * out.stride(0) + i * out.stride(1)], want)) bad = r * n + i;
+      }
+    INFO(st::dtype_v<T> << " channels " << ch[0] << ", " << ch[1] << ", " << ch[2] << " of " << C << ", sizes [" << rows
+                        << ", " << n << "], out strides " << st::to_string(st::int_list(out.strides())) << ": element " << bad);
+    CHECK(bad == -1);
+  }
+  st::set_num_threads(1);
+}
+}  // namespace
+
+TEST_CASE("layouts: channels of one interleaved base (strides 2, 3 and 4)", "[engine][layouts]") {
+  check_channels<float>(700, 60);
+  check_channels<double>(710, 40);
+  check_channels<std::int32_t>(720, 30);
+  check_channels<std::uint8_t>(730, 20);
+}
+
+namespace {
 // sum (or amax) over a random set of dims, keepdim or not, of a * b + c with random layouts,
 // against the naive sum in double (bounded by the sum of magnitudes) or the exact maximum.
 template <class T, bool Max>
