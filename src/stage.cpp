@@ -38,6 +38,12 @@ std::int64_t chunk_for(const compute_fns& f) {
   }
 }
 
+// n elements, every operand unit-stride: a plain copy's row moved, anything else computed.
+void unit_row(const void* kctx, const compute_fns& f, char* const* p, std::int64_t n, loop_status* st) {
+  if (f.copy) std::memmove(p[0], p[1], static_cast<std::size_t>(n * f.widths[0]));
+  else f.contiguous(kctx, p, n, st);
+}
+
 // A row whose operands are not all unit-stride: cut into chunks; broadcast operands are
 // filled once a row, strided ones gathered each chunk (plan_gather decides once a row which
 // are read together: channels of the same data, streams of several), unit-stride ones read
@@ -67,8 +73,7 @@ void staged_row(const void* kctx, const compute_fns& f, char* const* ptrs, const
     p[0] = out_unit ? ptrs[0] + c * s[0] : buf[0];
     for (std::size_t k = 1; k <= nin; ++k)
       p[k] = s[k] == w[k] ? ptrs[k] + c * s[k] : const_cast<char*>(in[k - 1]);
-    if (f.copy) std::memmove(p[0], p[1], static_cast<std::size_t>(len * w[0]));
-    else f.contiguous(kctx, p, len, st);
+    unit_row(kctx, f, p, len, st);
     if (!out_unit) scatter(buf[0], len, w[0], ptrs[0] + c * s[0], s[0]);
   }
 }
@@ -77,11 +82,7 @@ void staged_row(const void* kctx, const compute_fns& f, char* const* ptrs, const
 void any_row(const void* kctx, const compute_fns& f, char* const* ptrs, const std::int64_t* s, std::int64_t n,
              loop_status* st) {
   if (f.strided) return f.strided(kctx, ptrs, s, n, st);
-  if (unit_strides(f, s)) {
-    if (f.copy) std::memmove(ptrs[0], ptrs[1], static_cast<std::size_t>(n * f.widths[0]));
-    else f.contiguous(kctx, ptrs, n, st);
-    return;
-  }
+  if (unit_strides(f, s)) return unit_row(kctx, f, ptrs, n, st);
   staged_row(kctx, f, ptrs, s, n, st);
 }
 
@@ -138,8 +139,14 @@ void tile_entry(const void* ctx, char* const* ptrs, const tile_span& sp, loop_st
   std::int64_t at_fixed = 0;
   for (std::size_t k = 0; k < nops; ++k) {
     const std::int64_t bytes = round64(n0 * n1 * w[k]);
-    buf[k] = !from_buf[k] ? nullptr : once[k] ? scratch + at_fixed : scratch + used;
-    if (from_buf[k]) (once[k] ? at_fixed : used) += once[k] ? bytes : bytes * group;
+    buf[k] = nullptr;
+    if (once[k]) {  // one tile's buffer, first
+      buf[k] = scratch + at_fixed;
+      at_fixed += bytes;
+    } else if (from_buf[k]) {  // a buffer for each tile of a group, after those
+      buf[k] = scratch + used;
+      used += bytes * group;
+    }
     step[k] = from_buf[k] ? n0 * w[k] : s1[k];  // row j of operand k: row0[k] + j * step[k]
     tstep[k] = !from_buf[k] ? sp.step[k] : once[k] ? 0 : bytes;  // tile t: + t * tstep[k]
   }
