@@ -79,6 +79,27 @@ def ancestors(e):
 _OPERATOR = re.compile(r"operator(\(\)|\[\]|<=>|<<=|>>=|<<|>>|<=|>=|->\*|->|[-+*/%^&|~!=<>,]=?|\s+\w[\w:\s*&]*)")
 
 
+def drop_groups(text, open_, close, kept):
+    """text without its (nested) open_ ... close groups; at depth 0, kept(text, i, out) gives the
+    length of a token to keep as it is there (an operator's own brackets), or 0."""
+    out, depth, i = [], 0, 0
+    while i < len(text):
+        n = kept(text, i, out) if depth == 0 else 0
+        if n:
+            out.append(text[i:i + n])
+            i += n
+            continue
+        c = text[i]
+        if c == open_:
+            depth += 1
+        elif c == close and depth > 0:
+            depth -= 1
+        elif depth == 0:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def strip_args(name):
     """`void ns::f<int, X<Y>>::g<3>(int) const` -> `ns::f::g`: drops template arguments, module
     attachments (`@strata.loop`), parameter lists, qualifiers and a demangled name's return
@@ -89,38 +110,13 @@ def strip_args(name):
     name = re.sub(r"'lambda\d*'", "{lambda}", name)
     name = re.sub(r"\{lambda\(([^{}]*)\)#\d+\}", "{lambda}", name)
     # template argument lists (an operator's own < or > is kept)
-    out, depth, i = [], 0, 0
-    while i < len(name):
-        m = _OPERATOR.match(name, i) if depth == 0 else None
-        if m and (i == 0 or not (name[i - 1].isalnum() or name[i - 1] == "_")):
-            out.append(m.group(0))
-            i = m.end()
-            continue
-        c = name[i]
-        if c == "<":
-            depth += 1
-        elif c == ">" and depth > 0:
-            depth -= 1
-        elif depth == 0:
-            out.append(c)
-        i += 1
-    s = "".join(out)
+    def operator_token(text, i, out):
+        m = _OPERATOR.match(text, i)
+        return m.end() - i if m and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) else 0
+
+    s = drop_groups(name, "<", ">", operator_token)
     # parameter lists: every (...) group except operator()'s own parentheses
-    out, depth, i = [], 0, 0
-    while i < len(s):
-        c = s[i]
-        if depth == 0 and s.startswith("()", i) and "".join(out).endswith("operator"):
-            out.append("()")
-            i += 2
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")" and depth > 0:
-            depth -= 1
-        elif depth == 0:
-            out.append(c)
-        i += 1
-    s = "".join(out)
+    s = drop_groups(s, "(", ")", lambda text, i, out: 2 if text.startswith("()", i) and "".join(out).endswith("operator") else 0)
     s = re.sub(r"\s+(const|volatile|&&|&)(?=$|\s|::)", "", s).strip()
     # the return type: what precedes the last space that is not part of an operator's name
     parts = s.split(" ")
