@@ -19,6 +19,7 @@ module;
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include "dtype_list.hpp"
 export module strata.expr:derivatives;
 import strata.error;
 import strata.dtype;
@@ -599,9 +600,6 @@ struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
   }
 };
 
-template <class L> struct tensor_tuple;
-template <class... Ts> struct tensor_tuple<type_list<Ts...>> { using type = std::tuple<Tensor<Ts>...>; };
-
 /// sum_to(gradient of input position `position`, sizes), as one fused reduction over the
 /// recorded shape (the tape run for that position alone).
 template <class T>
@@ -681,37 +679,72 @@ bool plan_leaf_grad(const Tensor<L>& leaf, grad_buffer& slot, std::size_t i, boo
   }
 }
 
+/// The functions of a tensor's element type that a backward over type-erased tensors needs,
+/// compiled once per dtype in src/backprop.cpp.
+struct tape_tensor_fns {
+  /// A copy of the tensor b views (its elements cloned).
+  grad_buffer (*clone)(const grad_buffer& b);
+  /// plan_leaf_grad for the leaf b views.
+  bool (*plan)(const grad_buffer& leaf, grad_buffer& slot, std::size_t i, bool reaches, const leaf_grad_pass& pass,
+               std::span<grad_buffer*> written, loop_operand& op, dim_vector& stride, grad_target& target);
+};
+template <class T>
+grad_buffer clone_tensor(const grad_buffer& b) {
+  return autograd_access<Tensor<T>>::buffer(autograd_access<Tensor<T>>::tensor(b).clone());
+}
+template <class T>
+bool plan_tensor_grad(const grad_buffer& leaf, grad_buffer& slot, std::size_t i, bool reaches, const leaf_grad_pass& pass,
+                      std::span<grad_buffer*> written, loop_operand& op, dim_vector& stride, grad_target& target) {
+  return plan_leaf_grad<T>(autograd_access<Tensor<T>>::tensor(leaf), slot, i, reaches, pass, written, op, stride, target);
+}
+#define STRATA_TAPE_TENSOR_INSTANCES(T)                                                                         \
+  extern template grad_buffer clone_tensor<T>(const grad_buffer&);                                                \
+  extern template bool plan_tensor_grad<T>(const grad_buffer&, grad_buffer&, std::size_t, bool, const leaf_grad_pass&, \
+                                           std::span<grad_buffer*>, loop_operand&, dim_vector&, grad_target&);
+STRATA_FOR_EACH_DTYPE(STRATA_TAPE_TENSOR_INSTANCES)
+#undef STRATA_TAPE_TENSOR_INSTANCES
+template <class T>
+inline constexpr tape_tensor_fns tape_fns_of{&clone_tensor<T>, &plan_tensor_grad<T>};
+
+/// A tensor a tape reads, its element type erased: a leaf of the recorded tree (with its
+/// autograd metadata when it requires grad) or an extra operand of the seed.
+struct tape_tensor {
+  grad_buffer t;
+  std::int64_t itemsize = 0;
+  autograd_meta* meta = nullptr;
+  const tape_tensor_fns* fns = nullptr;
+};
+template <class T>
+tape_tensor tape_tensor_of(const Tensor<T>& t) {
+  return {autograd_access<Tensor<T>>::buffer(t), sizeof(T),
+          t.requires_grad() ? autograd_access<Tensor<T>>::meta(t).get() : nullptr, &tape_fns_of<T>};
+}
+#define STRATA_TAPE_TENSOR_OF(T) extern template tape_tensor tape_tensor_of<T>(const Tensor<T>&);
+STRATA_FOR_EACH_DTYPE(STRATA_TAPE_TENSOR_OF)
+#undef STRATA_TAPE_TENSOR_OF
+
+/// A tree's tape, its type erased: run(tape, ...) sweeps it; reaches[i] is true when some
+/// step writes the gradient of input position i.
+struct erased_tape {
+  const void* tape;
+  grad_tape_fn run;
+  std::span<const bool> reaches;
+};
+
+/// Runs tape tp over tensors (the tree's `leaves` leaves, then the seed's extra operands) on
+/// the recorded shape `full`, sending each leaf that requires grad its gradient (src/backprop.cpp).
+void backprop(const erased_tape& tp, std::span<tape_tensor> tensors, std::size_t leaves, int_list full,
+              backward_context& ctx);
+
 /// Sends the gradients of e's leaves to their slots. de, built by make_de(reader of e's
-/// value, ref leaves of the extra tensors), is the gradient reaching e's root. Inputs with
-/// e's full shape are written by one walk over it (one tape sweep per chunk for all of them);
-/// each broadcast input by one fused sum_to whose values come from the same tape.
+/// value, ref leaves of the extra tensors), is the gradient reaching e's root. The tape (one
+/// sweep per chunk computing the gradients of all inputs) is built here; the rest of the
+/// backward runs in compiled code (backprop).
 template <class E, class... Xs, class MakeDe>
 void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<Xs>...>& extra, MakeDe make_de) {
   constexpr std::size_t N = E::leaf_count;
   constexpr std::size_t M = N + sizeof...(Xs);
   using all_leaves = typename concat<typename E::leaf_types, type_list<Xs...>>::type;
-  typename tensor_tuple<typename E::leaf_types>::type leaves;
-  std::array<autograd_meta*, N> metas{};
-  e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) {
-    std::get<I>(leaves) = t.detach();
-    if (t.requires_grad()) metas[I] = autograd_access<Tensor<T>>::meta(t).get();
-  });
-  auto tensors = std::tuple_cat(leaves, extra);
-  // An operand that shares memory with a gradient this backward adds into in place (a user's
-  // x.grad() inside the expression) is read from a copy: gradients are written while the
-  // operands are still read (by the pass, after each broadcast input's sum_to), and PyTorch's
-  // out-of-place accumulation never changes an operand either.
-  std::array<const void*, N> accumulated{};
-  for (std::size_t i = 0; i < N; ++i)
-    if (grad_buffer* sl = metas[i] ? ctx.slot(*metas[i]) : nullptr; sl && sl->defined && sl->owned)
-      accumulated[i] = sl->data.data();
-  [&]<std::size_t... J>(std::index_sequence<J...>) {
-    ((std::get<J>(tensors).storage().data() &&
-              std::find(accumulated.begin(), accumulated.end(), std::get<J>(tensors).storage().data()) != accumulated.end()
-          ? void(std::get<J>(tensors) = std::get<J>(tensors).clone())
-          : void()),
-     ...);
-  }(std::make_index_sequence<M>{});
   const auto root = refify<0>(e);
   using R = std::remove_cvref_t<decltype(root)>;
   auto de = [&]<std::size_t... X>(std::index_sequence<X...>) {
@@ -720,48 +753,22 @@ void backprop_leaves(const E& e, backward_context& ctx, const std::tuple<Tensor<
   auto rev = send<M, 0>(root, std::move(de));
   auto fwd = forward_steps<M, 0>(root);
   using tape_t = tape<decltype(fwd), decltype(rev), all_leaves, typename slot_types<R>::type>;
-  const tape_t tp{std::move(fwd), std::move(rev)};
-  const grad_tape_fn run = &tape_t::run;
-  const dim_vector full = e.sizes().vec();
-
-  // The operands the tape reads: the recorded tensors, then the extra ones.
-  std::array<loop_operand, N + M> ops;
-  std::array<dim_vector, N + M> strides;
-  std::array<std::int64_t, M> itemsize{};
-  [&]<std::size_t... J>(std::index_sequence<J...>) {
-    ((itemsize[J] = static_cast<std::int64_t>(sizeof(typename std::tuple_element_t<J, std::remove_cvref_t<decltype(tensors)>>::value_type)),
-      strides[N + J] = broadcast_strides(std::get<J>(tensors).sizes(), std::get<J>(tensors).strides(), full),
-      ops[N + J] = loop_operand{reinterpret_cast<char*>(std::get<J>(tensors).data_ptr()), strides[N + J], itemsize[J]}),
-     ...);
-  }(std::make_index_sequence<M>{});
-  const grad_inputs in{itemsize.data(), M};
-  const std::span<const loop_operand> inputs(ops.data() + N, M);
-
-  // Full-shape inputs become targets of one pass; broadcast ones are summed here. Where a
-  // tensor appears at several positions, the first (lowest) position assigns a fresh gradient
-  // and the later ones add, which is also right when the tape writes gradients in place as it
-  // goes, because it writes them in position order.
+  // Where a tensor appears at several positions, backprop lets the first (lowest) position
+  // assign a fresh gradient and the later ones add: right when the tape writes gradients in
+  // place as it goes only because it writes them in position order.
   static_assert(tape_t::writes_in_order());
-  std::array<grad_target, N> targets{};
-  std::array<grad_buffer*, N> written{};
-  std::size_t K = 0;
-  const leaf_grad_pass pass{&tp, run, N, in, inputs, full};
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (([&] {
-       grad_buffer* slot = metas[I] ? ctx.slot(*metas[I]) : nullptr;
-       using L = typename leaf_at<I, typename E::leaf_types>::type;
-       constexpr bool reaches = differentiable_v<L> && tape_t::template reaches<I>();
-       if (slot && plan_leaf_grad(std::get<I>(tensors), *slot, I, reaches, pass, written,
-                                  ops[K], strides[K], targets[K]))
-         ++K;
-     }()),
-     ...);
+  const tape_t tp{std::move(fwd), std::move(rev)};
+  static constexpr auto reaches = []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<bool, N>{(differentiable_v<typename leaf_at<I, typename E::leaf_types>::type> &&
+                                tape_t::template reaches<I>())...};
   }(std::make_index_sequence<N>{});
-  if (K == 0 || numel_of(full) == 0) return;
-  // The inputs move up behind the K targets.
-  for (std::size_t j = 0; j < M; ++j) ops[K + j] = inputs[j];
-  run_grad_pass(make_plan(full, std::span<const loop_operand>(ops.data(), K + M)),
-                grad_pass{&tp, run, N, std::span<const grad_target>(targets.data(), K)}, in);
+
+  std::array<tape_tensor, M> tensors;
+  e.template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) { tensors[I] = tape_tensor_of(t); });
+  [&]<std::size_t... X>(std::index_sequence<X...>) {
+    ((tensors[N + X] = tape_tensor_of(std::get<X>(extra))), ...);
+  }(std::index_sequence_for<Xs...>{});
+  backprop(erased_tape{&tp, &tape_t::run, reaches}, tensors, N, e.sizes(), ctx);
 }
 
 /// The versions of e's tensors now.

@@ -89,6 +89,18 @@ using sum_acc_t = std::conditional_t<std::is_integral_v<V>, std::int64_t, comput
 template <class V>
 using sum_result_t = std::conditional_t<std::is_integral_v<V>, std::int64_t, V>;
 
+// The reductions' per-(operation, accumulator) loops, compiled once in src/reduce.cpp for the
+// accumulators most reductions have; a user's file instantiates them only for the others.
+#define STRATA_REDUCE_LOOPS(Op, A)                                              \
+  extern template A chunk_reduce<Op, A, A>(const A*, std::int64_t);             \
+  extern template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t);
+#define STRATA_REDUCE_ACCUMULATOR(A) \
+  STRATA_REDUCE_LOOPS(sum_r, A) STRATA_REDUCE_LOOPS(prod_r, A) STRATA_REDUCE_LOOPS(amax_r, A) STRATA_REDUCE_LOOPS(amin_r, A)
+STRATA_REDUCE_ACCUMULATOR(float)
+STRATA_REDUCE_ACCUMULATOR(double)
+STRATA_REDUCE_ACCUMULATOR(std::int64_t)
+#undef STRATA_REDUCE_ACCUMULATOR
+#undef STRATA_REDUCE_LOOPS
 }  // namespace strata::detail
 
 export namespace strata {
