@@ -485,15 +485,14 @@ struct reduce_node final : grad_node {
     if (saves && result.storage().version() != result_version)
       throw_version_error(dtype_v<R>, result.sizes(), result.storage().version(), result_version);
     const dim_vector full = e.sizes().vec();
-    const Tensor<R> g = autograd_access<Tensor<R>>::tensor(pending).reshape(x->keep_shape).expand(full);
+    Tensor<R> g = autograd_access<Tensor<R>>::tensor(pending).reshape(x->keep_shape);
     if constexpr (std::is_same_v<Op, sum_r>) {
-      if (x->averaged) {
-        const double n = static_cast<double>(numel_of(full)) / static_cast<double>(numel_of(x->keep_shape));
-        backprop_leaves(e, ctx, std::make_tuple(g), [n](const auto&, const auto& gr) { return gr / n; });
-      } else {
-        backprop_leaves(e, ctx, std::make_tuple(g), [](const auto&, const auto& gr) { return gr; });
-      }
+      // mean: the output's gradient divided by the count once per output element (the same
+      // bits as dividing each spread element), so sum and mean share one backward.
+      if (x->averaged) g = Tensor<R>(g / (static_cast<double>(numel_of(full)) / static_cast<double>(numel_of(x->keep_shape))));
+      backprop_leaves(e, ctx, std::make_tuple(g.expand(full)), [](const auto&, const auto& gr) { return gr; });
     } else {
+      g = g.expand(full);
       const Tensor<R> res = result.reshape(x->keep_shape).expand(full);
       const dim_vector dims = x->reduced_dims();
       if constexpr (std::is_same_v<Op, prod_r>) {
