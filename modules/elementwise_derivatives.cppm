@@ -389,28 +389,57 @@ struct tape_step {
   static constexpr bool to_input = ToInput;
   static constexpr std::size_t target = K;
   E e;
+  template <class F>
+  void each(F& f) const { f(*this); }
+  template <class F>
+  static constexpr void each_type(F& f) { f(std::type_identity<tape_step>{}); }
 };
+
+/// A sweep's steps are tape_steps, no_steps, or two sweeps in sequence: plain aggregates,
+/// which cost the compiler far less than tuples concatenated by tuple_cat.
+struct no_steps {
+  template <class F>
+  void each(F&) const {}
+  template <class F>
+  static constexpr void each_type(F&) {}
+};
+template <class A, class B>
+struct step_seq {
+  A a;
+  B b;
+  template <class F>
+  void each(F& f) const { a.each(f); b.each(f); }
+  template <class F>
+  static constexpr void each_type(F& f) { A::each_type(f); B::each_type(f); }
+};
+/// Steps a, then steps b.
+template <class A, class B>
+auto then(A a, B b) {
+  if constexpr (std::is_same_v<A, no_steps>) return b;
+  else if constexpr (std::is_same_v<B, no_steps>) return a;
+  else return step_seq<A, B>{std::move(a), std::move(b)};
+}
 
 /// The forward sweep of n (first slot S): children first, then n into its value slot.
 template <std::size_t M, std::size_t S, class N>
 auto forward_steps(const N& n) {
   if constexpr (!kept<N>) {  // recomputed by its readers; below it, nothing is kept either
-    return std::tuple<>{};
+    return no_steps{};
   } else {
     auto own = [&] {
       auto e = rebuilt<M, S>(n);
-      return std::make_tuple(tape_step<decltype(e), false, S, slot_t<N>>{std::move(e)});
+      return tape_step<decltype(e), false, S, slot_t<N>>{std::move(e)};
     };
     if constexpr (requires { n.c; }) {
       using Cd = decltype(n.c);
       using X = decltype(n.x);
-      return std::tuple_cat(forward_steps<M, S + 2>(n.c), forward_steps<M, S + 2 + slot_count<Cd>>(n.x),
-                            forward_steps<M, S + 2 + slot_count<Cd> + slot_count<X>>(n.y), own());
+      return then(then(then(forward_steps<M, S + 2>(n.c), forward_steps<M, S + 2 + slot_count<Cd>>(n.x)),
+                       forward_steps<M, S + 2 + slot_count<Cd> + slot_count<X>>(n.y)),
+                  own());
     } else if constexpr (requires { n.b; }) {
-      return std::tuple_cat(forward_steps<M, S + 2>(n.a), forward_steps<M, S + 2 + slot_count<decltype(n.a)>>(n.b),
-                            own());
+      return then(then(forward_steps<M, S + 2>(n.a), forward_steps<M, S + 2 + slot_count<decltype(n.a)>>(n.b)), own());
     } else {
-      return std::tuple_cat(forward_steps<M, S + 2>(n.a), own());
+      return then(forward_steps<M, S + 2>(n.a), own());
     }
   }
 }
@@ -443,16 +472,16 @@ template <std::size_t M, std::size_t S, class N, class D>
 auto send(const N& c, D&& d) {
   using Dv = std::remove_cvref_t<D>;
   if constexpr (std::is_same_v<Dv, no_flow>) {
-    return std::tuple<>{};
+    return no_steps{};
   } else if constexpr (is_scalar_node<N> || !differentiable_v<typename N::value_type>) {
-    return std::tuple<>{};
+    return no_steps{};
   } else if constexpr (slot_count<N> == 0) {
-    return std::make_tuple(tape_step<Dv, true, ref_position<N>, slot_t<N>>{std::forward<D>(d)});
+    return tape_step<Dv, true, ref_position<N>, slot_t<N>>{std::forward<D>(d)};
   } else if constexpr (inline_adjoint<Dv>) {
     return reverse_steps<M, S>(c, d);
   } else {
-    return std::tuple_cat(std::make_tuple(tape_step<Dv, false, S + 1, slot_t<N>>{std::forward<D>(d)}),
-                          reverse_steps<M, S>(c, ref_leaf<slot_t<N>, M + S + 1>{{}, c.sizes().vec()}));
+    return then(tape_step<Dv, false, S + 1, slot_t<N>>{std::forward<D>(d)},
+                reverse_steps<M, S>(c, ref_leaf<slot_t<N>, M + S + 1>{{}, c.sizes().vec()}));
   }
 }
 
@@ -461,18 +490,18 @@ auto send(const N& c, D&& d) {
 template <std::size_t M, std::size_t S, class N, class G>
 auto reverse_steps(const N& n, const G& g) {
   if constexpr (slot_count<N> == 0 || !differentiable_v<typename N::value_type>) {
-    return std::tuple<>{};
+    return no_steps{};
   } else {
     const auto r = rebuilt<M, S>(n);
     if constexpr (requires { n.c; }) {  // where: nothing to the condition
       using Cd = decltype(n.c);
       using X = decltype(n.x);
       constexpr std::size_t sx = S + 2 + slot_count<Cd>, sy = sx + slot_count<X>;
-      return std::tuple_cat(send<M, sx>(n.x, where(r.c, g, 0)), send<M, sy>(n.y, where(r.c, 0, g)));
+      return then(send<M, sx>(n.x, where(r.c, g, 0)), send<M, sy>(n.y, where(r.c, 0, g)));
     } else if constexpr (requires { n.b; }) {
       using Op = typename binary_op<N>::type;
       constexpr std::size_t sb = S + 2 + slot_count<decltype(n.a)>;
-      return std::tuple_cat(send<M, S + 2>(n.a, grad_rule<Op>::da(r, g)), send<M, sb>(n.b, grad_rule<Op>::db(r, g)));
+      return then(send<M, S + 2>(n.a, grad_rule<Op>::da(r, g)), send<M, sb>(n.b, grad_rule<Op>::db(r, g)));
     } else if constexpr (requires { n.op; }) {
       using Op = std::remove_cvref_t<decltype(n.op)>;
       return send<M, S + 2>(n.a, grad_rule<Op>::da(r, g));
@@ -533,7 +562,7 @@ inline constexpr bool direct_grad = std::is_same_v<L, float> || std::is_same_v<L
 
 inline constexpr std::int64_t tape_chunk = 256;  ///< elements per sweep
 
-/// A tree's sweeps, built once per backward: Fwd and Rev are tuples of tape_step; Ls are the
+/// A tree's sweeps, built once per backward: Fwd and Rev are sequences of tape_step; Ls are the
 /// operands' element types, Ss the slots'.
 template <class Fwd, class Rev, class Ls, class Ss>
 struct tape;
@@ -545,24 +574,25 @@ struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
   /// True when some step writes the gradient of input position J.
   template <std::size_t J>
   static constexpr bool reaches() {
-    return []<std::size_t... K>(std::index_sequence<K...>) {
-      return ((std::tuple_element_t<K, Rev>::to_input && std::tuple_element_t<K, Rev>::target == J) || ...);
-    }(std::make_index_sequence<std::tuple_size_v<Rev>>{});
+    bool r = false;
+    auto f = [&]<class S>(std::type_identity<S>) { r = r || (S::to_input && S::target == J); };
+    Rev::each_type(f);
+    return r;
   }
 
   /// True when the steps write input positions' gradients in increasing position order (send
   /// visits a node's children left to right, each subtree whole, as refify numbers them).
   static constexpr bool writes_in_order() {
-    return []<std::size_t... K>(std::index_sequence<K...>) {
-      bool ordered = true;
-      std::size_t next = 0;  // the lowest position the next write may have
-      ((std::tuple_element_t<K, Rev>::to_input
-            ? (ordered = ordered && std::tuple_element_t<K, Rev>::target >= next,
-               next = std::tuple_element_t<K, Rev>::target + 1)
-            : next),
-       ...);
-      return ordered;
-    }(std::make_index_sequence<std::tuple_size_v<Rev>>{});
+    bool ordered = true;
+    std::size_t next = 0;  // the lowest position the next write may have
+    auto f = [&]<class S>(std::type_identity<S>) {
+      if (S::to_input) {
+        ordered = ordered && S::target >= next;
+        next = S::target + 1;
+      }
+    };
+    Rev::each_type(f);
+    return ordered;
   }
 
   /// grad_tape_fn: in[k] holds n contiguous elements of operand k; outs[J] (when not null)
@@ -593,8 +623,8 @@ struct tape<Fwd, Rev, type_list<Ls...>, type_list<Ss...>> {
             write_chunk<W>(s.e, p, len, get<S::target>(slots).data);
           }
         };
-        std::apply([&](const auto&... s) { (step(s), ...); }, t.fwd);
-        std::apply([&](const auto&... s) { (step(s), ...); }, t.rev);
+        t.fwd.each(step);
+        t.rev.each(step);
       }(std::index_sequence_for<Ls...>{}, std::index_sequence_for<Ss...>{});
     }
   }
