@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// cumsum along each dim of a [4096, 4096] float32 tensor on one thread, beside hand-written
-// loops in the same binary. strata (like torch's CPU kernel) accumulates float32 in double;
+// cumsum along each dim of a [4096, 4096] float32 tensor, and of one line of 200,000 doubles,
+// on one thread, beside hand-written loops in the same binary. strata (like torch's CPU kernel) accumulates float32 in double;
 // the hand loops come in both forms: the same answer (double running values) and the
 // cheapest (float running values, a different answer). Bytes counted: read x, write y.
 #include <benchmark/benchmark.h>
@@ -77,6 +77,26 @@ void dim0_hand_double(benchmark::State& s) { hand(s, columns_double); }
 void dim0_hand_float(benchmark::State& s) { hand(s, columns_float); }
 void dim0_strata(benchmark::State& s) { strata_cumsum(s, 0, false); }
 
+// ---- one line: a 1-D double tensor, every step waiting on the last ----
+constexpr std::int64_t line_n = 200000;
+void line_hand(benchmark::State& s) {
+  auto x = st::rand<double>({line_n}), y = st::empty<double>({line_n});
+  for (auto _ : s) {
+    const double* __restrict xp = x.data_ptr();
+    double* __restrict yp = y.data_ptr();
+    double acc = 0;
+    for (std::int64_t i = 0; i < line_n; ++i) yp[i] = acc += xp[i];
+    benchmark::ClobberMemory();
+  }
+  s.SetBytesProcessed(static_cast<std::int64_t>(s.iterations()) * 2 * line_n * 8);
+}
+void line_strata(benchmark::State& s) {
+  one_thread g;
+  auto x = st::rand<double>({line_n});
+  for (auto _ : s) benchmark::DoNotOptimize(st::cumsum(x, 0));
+  s.SetBytesProcessed(static_cast<std::int64_t>(s.iterations()) * 2 * line_n * 8);
+}
+
 // ---- strided: a transposed input (the scanned lines are the input's rows, then columns) ----
 void dim0_transposed_strata(benchmark::State& s) { strata_cumsum(s, 0, true); }
 void dim1_transposed_strata(benchmark::State& s) { strata_cumsum(s, 1, true); }
@@ -90,4 +110,6 @@ BENCHMARK(dim0_hand_float)->Unit(benchmark::kMillisecond);
 BENCHMARK(dim0_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(dim0_transposed_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK(dim1_transposed_strata)->Unit(benchmark::kMillisecond);
+BENCHMARK(line_hand)->Unit(benchmark::kMillisecond);
+BENCHMARK(line_strata)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -13,7 +13,8 @@
 // float for half and bfloat16, int64 for integers: at::acc_type on CPU), so results match
 // torch's bit for bit (so each line is summed in order). Several lines run at once: when the
 // scanned dim is the fastest in memory, 4 neighbouring lines interleaved (independent
-// dependency chains, prefetched); otherwise a block of the fastest dim is the running vector
+// dependency chains, prefetched), and the lines left over (a 1-D tensor's one) each alone
+// with its running value in a register; otherwise a block of the fastest dim is the running vector
 // and every step along the scanned dim is one vectorised pass over a row of it (cumsum along
 // dim 0 reads each row once). Outputs take a transposed input's memory order.
 module;
@@ -539,9 +540,21 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
       t.x += xo + first * a.xi;
       t.y += yo + first * a.yi;
       if (t.ix) t.ix += yo + first * a.yi;
-      if (rows) scan_rows(op, t, count, buf.data());
-      else if (count == interleave) scan_block<interleave>(op, t, count, buf.data());
-      else scan_block<0>(op, t, count, buf.data());
+      if (rows) {
+        scan_rows(op, t, count, buf.data());
+      } else if (count == interleave) {
+        scan_block<interleave>(op, t, count, buf.data());
+      } else if (along_lines) {  // fewer lines than interleaved: each alone, its running value in a register
+        for (std::int64_t b = 0; b < count; ++b) {
+          scan_args<Op> line = t;
+          line.x += b * a.xi;
+          line.y += b * a.yi;
+          if (line.ix) line.ix += b * a.yi;
+          scan_block<1>(op, line, 1, buf.data());
+        }
+      } else {
+        scan_block<0>(op, t, count, buf.data());
+      }
     }
   });
 }

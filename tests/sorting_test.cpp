@@ -404,6 +404,41 @@ TEST_CASE("sort and cumsum against naive loops on large strided inputs, 1 and 2 
     CHECK(st::cumsum(x, dim).to_vector() == st::cumsum(c, dim).to_vector());
 }
 
+TEST_CASE("scans of 1-6 lines, contiguous, strided and transposed, match a naive loop bit for bit", "[sorting][diff]") {
+  std::mt19937 gen(5u);
+  std::normal_distribution<float> normal;
+  for (const std::int64_t lines : {1, 2, 3, 4, 5, 6}) {
+    for (const std::int64_t n : {1, 17, 1000}) {
+      for (const int layout : {0, 1, 2}) {
+        // 0: [lines, n] contiguous; 1: every other column of [lines, 2n]; 2: [n, lines] transposed
+        const std::int64_t rows = layout == 2 ? n : lines, cols = layout == 0 ? n : layout == 1 ? 2 * n : lines;
+        const auto base = st::empty<float>({rows, cols});
+        for (std::int64_t k = 0; k < base.numel(); ++k) base.data_ptr()[k] = std::round(normal(gen) * 4) / 4;
+        const st::Tensor<float> x = layout == 0 ? base : layout == 1 ? base.slice(1, {}, {}, 2) : base.t();
+        CAPTURE(lines, n, layout);
+        REQUIRE(x.sizes() == st::int_list{lines, n});
+        const st::Tensor<float> y = st::cumsum(x, 1);
+        auto [m, mi] = st::cummax(x, 1);
+        bool same = true;
+        for (std::int64_t l = 0; l < lines; ++l) {
+          double acc = 0;
+          float best = 0;
+          std::int64_t at = -1;
+          for (std::int64_t j = 0; j < n; ++j) {
+            const float v = x.at({l, j});
+            acc += v;
+            if (at < 0 || v >= best) best = v, at = j;
+            same = same && y.at({l, j}) == static_cast<float>(acc) && m.at({l, j}) == best && mi.at({l, j}) == at;
+          }
+        }
+        CHECK(same);
+        // the last line alone, 1-D (contiguous or strided): as it scans among the others
+        CHECK(st::cumsum(x.select(0, lines - 1), 0).to_vector() == y.select(0, lines - 1).to_vector());
+      }
+    }
+  }
+}
+
 TEST_CASE("sorting: dtypes torch lacks (half, float128, complex scans, bool)", "[sorting]") {
   const auto f = st::from_vector<float>({2.5f, -1, 0.5f, 2.5f, 7, -3});
   const auto h = f.to<st::half>();
