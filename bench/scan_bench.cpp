@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // cumsum along each dim of a [4096, 4096] float32 tensor, and of one line of 200,000 doubles,
-// on one thread, beside hand-written loops in the same binary. strata (like torch's CPU kernel) accumulates float32 in double;
-// the hand loops come in both forms: the same answer (double running values) and the
-// cheapest (float running values, a different answer). Bytes counted: read x, write y.
+// on one thread, beside hand-written loops in the same binary. strata (like torch's CPU
+// kernel) accumulates float32 in double; the hand loops come in both forms: the same answer
+// (double running values) and the cheapest (float running values, a different answer).
+// Bytes counted: read x, write y.
 #include <benchmark/benchmark.h>
 #include <cstdint>
 #include <vector>

@@ -67,7 +67,7 @@ void backprop(const erased_tape& tp, std::span<tape_tensor> tensors, std::size_t
   // Full-shape inputs become targets of one pass; broadcast ones are summed here. Where a
   // tensor appears at several positions, the first (lowest) position assigns a fresh gradient
   // and the later ones add, which is also right when the tape writes gradients in place as it
-  // goes, because its depth-first sweep writes them in position order.
+  // goes, because it writes them in position order (backprop_leaves asserts it).
   std::vector<grad_target> targets(N);
   std::vector<grad_buffer*> written(N);
   std::size_t K = 0;
