@@ -20,3 +20,11 @@
 #define STRATA_FOR_EACH_ORDERED_DTYPE(X) X(bool) STRATA_FOR_EACH_INTEGRAL_DTYPE(X) STRATA_FOR_EACH_FLOATING_DTYPE(X)
 /// The dtypes that carry gradients: floating and complex.
 #define STRATA_FOR_EACH_GRAD_DTYPE(X) STRATA_FOR_EACH_FLOATING_DTYPE(X) STRATA_FOR_EACH_COMPLEX_DTYPE(X)
+
+/// The reductions' loops compiled once (X(op, accumulator)): sum, prod, amax and amin on the
+/// accumulators most reductions have (modules/reduce.cppm declares them extern, src/reduce.cpp
+/// instantiates them).
+#define STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, A) X(sum_r, A) X(prod_r, A) X(amax_r, A) X(amin_r, A)
+#define STRATA_FOR_EACH_REDUCE_LOOP(X)                                              \
+  STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, float) STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, double) \
+  STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, std::int64_t)

@@ -7,6 +7,7 @@
 // This module is strata's internal layer: strata.tensor, strata.expr and strata.io import it,
 // nothing re-exports it, so none of its names are visible to users of `import strata;`.
 module;
+#include <algorithm>
 #include <atomic>
 #include <complex>
 #include <concepts>
@@ -15,6 +16,7 @@ module;
 #include <cstring>
 #include <limits>
 #include <new>
+#include <numeric>
 #include <span>
 #include <string>
 #include <tuple>
@@ -251,6 +253,25 @@ inline constexpr std::int64_t reduce_rows = 64;      ///< outer reductions: rows
 inline constexpr std::int64_t outer_segment = 4096;  ///< outer reductions: kept elements per task
 inline constexpr std::int64_t outer_group = 8;       ///< outer reductions: long rows combined in registers
 inline constexpr int parallel_split = 16;            ///< tree leaves' groups that may run in parallel
+inline constexpr std::int64_t short_row = 16;        ///< rows this short are reduced across their neighbours
+
+/// Lanes for outer reductions of short rows lying back to back (x [N, 5] summed over dim 0):
+/// the rows per period, the fewest whole rows of n accumulators of `size` bytes that fill
+/// whole 64-byte vectors, at least eight of them (independent chains); 0 when the rows are
+/// longer than short_row or a period would pass 1 KiB (16 vectors).
+constexpr std::int64_t short_period(std::int64_t n, std::int64_t size) {
+  if (n > short_row) return 0;
+  const std::int64_t k = 64 / std::gcd(n * size, std::int64_t{64});
+  const std::int64_t m = (512 + k * n * size - 1) / (k * n * size);
+  return k * m * n * size <= 1024 ? k * m : 0;
+}
+/// True when in every input (operands 1..nops-1) runs of n elements, s[k] bytes apart,
+/// follow one another `step[k]` bytes apart: together they are one run (step == n * s).
+constexpr bool back_to_back(const std::int64_t* s, const std::int64_t* step, std::size_t nops, std::int64_t n) {
+  for (std::size_t k = 1; k < nops; ++k)
+    if (step[k] != n * s[k]) return false;
+  return true;
+}
 
 /// Runs the reduction planned in p (operand 0: the accumulator-typed output, stride 0 along
 /// reduced dims). Every result is a fixed-shape pairwise tree over blocks whose top
@@ -646,6 +667,41 @@ template <class Op, class A>
 void combine_row(const A* __restrict v, A* __restrict acc, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) acc[j] = Op::combine(acc[j], v[j]);
 }
+/// lane[i % L] = combine(lane[i % L], v[i]) for i < m, L = V 64-byte vectors of lanes held in
+/// registers across the run (the short rows of an outer reduction, a period of rows at a time).
+template <class Op, class A, int V>
+void combine_periods(const A* __restrict v, std::int64_t m, A* __restrict lane) {
+  constexpr std::int64_t L = V * 64 / static_cast<std::int64_t>(sizeof(A));
+  A t[L];
+  for (std::int64_t j = 0; j < L; ++j) t[j] = lane[j];
+  std::int64_t i = 0;
+  for (; i + L <= m; i += L)
+    for (std::int64_t j = 0; j < L; ++j) t[j] = Op::combine(t[j], v[i + j]);
+  for (std::int64_t j = 0; i + j < m; ++j) t[j] = Op::combine(t[j], v[i + j]);
+  for (std::int64_t j = 0; j < L; ++j) lane[j] = t[j];
+}
+/// The same for `lanes` lanes filling 1 to 16 whole 64-byte vectors.
+template <class Op, class A>
+void combine_periods(const A* v, std::int64_t m, A* lane, std::int64_t lanes) {
+  switch (lanes * static_cast<std::int64_t>(sizeof(A)) / 64) {
+    case 1: return combine_periods<Op, A, 1>(v, m, lane);
+    case 2: return combine_periods<Op, A, 2>(v, m, lane);
+    case 3: return combine_periods<Op, A, 3>(v, m, lane);
+    case 4: return combine_periods<Op, A, 4>(v, m, lane);
+    case 5: return combine_periods<Op, A, 5>(v, m, lane);
+    case 6: return combine_periods<Op, A, 6>(v, m, lane);
+    case 7: return combine_periods<Op, A, 7>(v, m, lane);
+    case 8: return combine_periods<Op, A, 8>(v, m, lane);
+    case 9: return combine_periods<Op, A, 9>(v, m, lane);
+    case 10: return combine_periods<Op, A, 10>(v, m, lane);
+    case 11: return combine_periods<Op, A, 11>(v, m, lane);
+    case 12: return combine_periods<Op, A, 12>(v, m, lane);
+    case 13: return combine_periods<Op, A, 13>(v, m, lane);
+    case 14: return combine_periods<Op, A, 14>(v, m, lane);
+    case 15: return combine_periods<Op, A, 15>(v, m, lane);
+    default: return combine_periods<Op, A, 16>(v, m, lane);
+  }
+}
 /// The same for a group of 1 <= rows <= outer_group rows.
 template <class Op, class A>
 void combine_rows(const A* const* v, std::int64_t rows, A* acc, std::int64_t n) {
@@ -755,6 +811,8 @@ struct reduction_kernels {
     // 4 KiB a row, 32 KiB for a group, in L1 beside the accumulators.
     constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
     chunk_buffer<A, chunk> buf[outer_group];
+    if (const std::int64_t k = short_period(n, sizeof(A)); k > 0 && rows > 1 && back_to_back(s, row_step, self.src.operands() + 1, n))
+      return self.periodic(ptrs, s, n, static_cast<A*>(acc), st, rows, k, buf[0].data);
     if (n <= chunk) {
       // Rows of up to 4 KiB one at a time, each combined straight into the accumulators: the
       // rows are read in memory order, one stream. Measured (one thread, 2^24 floats from
@@ -784,9 +842,68 @@ struct reduction_kernels {
       }
     }
   }
+  // Short rows back to back (outer): the rows x n values are one run, read a chunk of whole
+  // periods at a time; value i goes into lane i % (k * n), lanes combined a vector at a time,
+  // then each accumulator j combines lanes j, j + n, ... in order. The same bits for any threads.
+  void periodic(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* acc, loop_status* st, std::int64_t rows,
+                std::int64_t k, A* buf) const {
+    constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
+    const std::int64_t lanes = k * n, total = rows * n, per_chunk = chunk / lanes * lanes;
+    chunk_buffer<A, 1024 / sizeof(A) + 1> lane;
+    init(lane.data, lanes);
+    char* p[max_operands];
+    for (std::size_t q = 0; q <= src.operands(); ++q) p[q] = ptrs[q];
+    for (std::int64_t c = 0; c < total; c += per_chunk) {
+      const std::int64_t m = std::min(per_chunk, total - c);
+      const A* v = src.values(p, s, m, buf, st);
+      combine_periods<Op>(v, m, lane.data, lanes);
+      step(p, s, m);
+    }
+    for (std::int64_t j = 0; j < n; ++j) {
+      A a = lane.data[j];
+      for (std::int64_t r = 1; r < k; ++r) a = Op::combine(a, lane.data[r * n + j]);
+      acc[j] = Op::combine(acc[j], a);
+    }
+  }
+  // Many short rows (inner: x [N, 5] summed over dim 1), a block of outputs at a time, each
+  // output's elements combined in index order from the identity (the bits of reduce() for a
+  // row shorter than a vector). When the outputs' rows lie back to back in every input, a
+  // block's values are one run (in place from a tensor of A); otherwise element j of every
+  // output in the block is one run, combined into the block's results a vector at a time.
+  void short_rows(char* const* ptrs, const std::int64_t* s, std::int64_t n, std::int64_t count,
+                  const std::int64_t* step_by, loop_status* st, bool add) const {
+    constexpr std::int64_t block = sizeof(A) >= 1024 ? 1 : 1024 / static_cast<std::int64_t>(sizeof(A));
+    chunk_buffer<A, short_row * block> buf;
+    chunk_buffer<A, block> res;
+    const bool flat = back_to_back(s, step_by, src.operands() + 1, n);
+    char* p[max_operands];
+    for (std::int64_t o0 = 0; o0 < count; o0 += block) {
+      const std::int64_t m = std::min(block, count - o0);
+      for (std::size_t q = 0; q <= src.operands(); ++q) p[q] = ptrs[q] + o0 * step_by[q];
+      if (flat) {
+        const A* v = src.values(p, s, m * n, buf.data, st);
+        for (std::int64_t o = 0; o < m; ++o) {
+          A a = Op::template identity<A>();
+          for (std::int64_t j = 0; j < n; ++j) a = Op::combine(a, v[o * n + j]);
+          res.data[o] = a;
+        }
+      } else {
+        init(res.data, m);
+        for (std::int64_t j = 0; j < n; ++j) {
+          combine_row<Op>(src.values(p, step_by, m, buf.data, st), res.data, m);
+          step(p, s, 1);
+        }
+      }
+      for (std::int64_t o = 0; o < m; ++o) {
+        A& out = *reinterpret_cast<A*>(ptrs[0] + (o0 + o) * step_by[0]);
+        out = Op::combine(add ? out : Op::template identity<A>(), res.data[o]);
+      }
+    }
+  }
   static void rows(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, std::int64_t count,
                    const std::int64_t* step_by, loop_status* st, bool add) {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
+    if (n <= short_row && count > 1) return self.short_rows(ptrs, s, n, count, step_by, st, add);
     char* p[max_operands];
     for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k];
     for (std::int64_t r = 0; r < count; ++r) {

@@ -18,6 +18,8 @@ module;
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "dtype_list.hpp"
 export module strata.expr:reduce;
 import strata.error;
 import strata.dtype;
@@ -91,15 +93,11 @@ using sum_result_t = std::conditional_t<std::is_integral_v<V>, std::int64_t, V>;
 
 // The reductions' per-(operation, accumulator) loops, compiled once in src/reduce.cpp for the
 // accumulators most reductions have; a user's file instantiates them only for the others.
-#define STRATA_REDUCE_LOOPS(Op, A)                                              \
-  extern template A chunk_reduce<Op, A, A>(const A*, std::int64_t);             \
-  extern template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t);
-#define STRATA_REDUCE_ACCUMULATOR(A) \
-  STRATA_REDUCE_LOOPS(sum_r, A) STRATA_REDUCE_LOOPS(prod_r, A) STRATA_REDUCE_LOOPS(amax_r, A) STRATA_REDUCE_LOOPS(amin_r, A)
-STRATA_REDUCE_ACCUMULATOR(float)
-STRATA_REDUCE_ACCUMULATOR(double)
-STRATA_REDUCE_ACCUMULATOR(std::int64_t)
-#undef STRATA_REDUCE_ACCUMULATOR
+#define STRATA_REDUCE_LOOPS(Op, A)                                                                \
+  extern template A chunk_reduce<Op, A, A>(const A*, std::int64_t);                               \
+  extern template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t);      \
+  extern template void combine_periods<Op, A>(const A*, std::int64_t, A*, std::int64_t);
+STRATA_FOR_EACH_REDUCE_LOOP(STRATA_REDUCE_LOOPS)
 #undef STRATA_REDUCE_LOOPS
 }  // namespace strata::detail
 

@@ -68,6 +68,15 @@ class odometer {
       index_[i] = 0;
     }
   }
+  /// Steps m indices ahead, 1 <= m <= left_in_row(): along the innermost dim, then as next().
+  void advance(std::int64_t m) {
+    if (ndims_ > 0) {
+      const std::size_t d = dim(0);
+      for (std::size_t k = 0; k < nops_; ++k) ptrs[k] += (m - 1) * p_.strides[d * nops_ + k];
+      index_[0] += m - 1;
+    }
+    next();
+  }
   /// Indices left along the innermost dim before the next one carries (1 with no dims).
   std::int64_t left_in_row() const { return ndims_ == 0 ? 1 : p_.sizes[dim(0)] - index_[0]; }
   /// Number of indices the odometer walks.
@@ -606,10 +615,18 @@ class reduction {
     return b % 4096 == 0 ? b + 64 : b;
   }
 
+  // Rows per tree leaf: reduce_rows, or when the kernel reduces short rows back to back in
+  // lanes of k rows each (short_period), k times as many: the same serial combines per lane.
+  std::int64_t leaf_rows() const {
+    if (red_.empty()) return reduce_rows;
+    const std::int64_t n0 = p_.sizes[0], k = short_period(n0, w_);
+    const bool lanes = k > 0 && back_to_back(p_.strides.data(), &p_.strides[static_cast<std::size_t>(red_[0]) * nops_], nops_, n0);
+    return lanes ? reduce_rows * k : reduce_rows;
+  }
   void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
     k_.init(acc, len);
     odometer rows(p_, red_.data(), red_.size());
-    const std::int64_t r0 = b * reduce_rows, r1 = std::min(rows.count(), r0 + reduce_rows);
+    const std::int64_t r0 = b * leaf_rows(), r1 = std::min(rows.count(), r0 + leaf_rows());
     rows.seek(base, r0);
     // Runs of rows along the innermost reduced dim go to the kernel in one call, which adds
     // them to the accumulators one at a time (rows of up to 4 KiB of accumulators) or
@@ -620,7 +637,7 @@ class reduction {
     for (std::int64_t r = r0; r < r1;) {
       const std::int64_t m = std::min(r1 - r, rows.left_in_row());
       k_.outer(k_.ctx, rows.ptrs, p_.strides.data(), len, acc, st_, m, row_step);
-      for (std::int64_t i = 0; i < m; ++i) rows.next();
+      rows.advance(m);
       r += m;
     }
   }
@@ -640,7 +657,7 @@ class reduction {
     odometer kept_outer(p_, kept_.data() + 1, kept_.size() - 1);
     const std::int64_t tasks = kept_outer.count() * segs;
     odometer rows(p_, red_.data(), red_.size());
-    const std::int64_t nblocks = std::max<std::int64_t>(1, (rows.count() + reduce_rows - 1) / reduce_rows);
+    const std::int64_t nblocks = std::max<std::int64_t>(1, (rows.count() + leaf_rows() - 1) / leaf_rows());
     const bool empty = rows.count() == 0;
     // One segment per tree level per group.
     const std::int64_t per_group = level_bytes() * (2 + std::bit_width(static_cast<std::uint64_t>(nblocks + 1)));

@@ -6,21 +6,19 @@ module;
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "dtype_list.hpp"
 module strata.expr;
 import strata.error;
 import strata.shape;
 import strata.loop;
 
 namespace strata::detail {
-#define STRATA_REDUCE_LOOPS(Op, A)                                       \
-  template A chunk_reduce<Op, A, A>(const A*, std::int64_t);             \
-  template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t);
-#define STRATA_REDUCE_ACCUMULATOR(A) \
-  STRATA_REDUCE_LOOPS(sum_r, A) STRATA_REDUCE_LOOPS(prod_r, A) STRATA_REDUCE_LOOPS(amax_r, A) STRATA_REDUCE_LOOPS(amin_r, A)
-STRATA_REDUCE_ACCUMULATOR(float)
-STRATA_REDUCE_ACCUMULATOR(double)
-STRATA_REDUCE_ACCUMULATOR(std::int64_t)
-#undef STRATA_REDUCE_ACCUMULATOR
+#define STRATA_REDUCE_LOOPS(Op, A)                                                    \
+  template A chunk_reduce<Op, A, A>(const A*, std::int64_t);                          \
+  template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t); \
+  template void combine_periods<Op, A>(const A*, std::int64_t, A*, std::int64_t);
+STRATA_FOR_EACH_REDUCE_LOOP(STRATA_REDUCE_LOOPS)
 #undef STRATA_REDUCE_LOOPS
 
 small_vec<bool, 16> reduction_mask(int_list dims, std::int64_t ndim) {

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// The shapes real programs have (issue 33): reductions along or across a short dim, scans,
+// window reductions over unfold views, reductions nested in expressions, tiny matrix
+// products, a short innermost broadcast. Every case runs on 1 and 2 threads; when CMake finds
+// Torch, bench/shapes_torch.cpp registers the same cases on libtorch in this process
+// (`<case>/torch/...` beside `<case>/strata/...`), on the same data (base + (i % 1000) * step).
+// Each iteration evaluates into a fresh result, as a user's program does. Report:
+// `python3 tools/shapes_report.py build/release`.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+
+#include "shapes_cases.hpp"
+import strata;
+
+namespace st = strata;
+
+namespace {
+template <class T>
+st::Tensor<T> filled(st::int_list sizes, double base = 1, double step = 1e-3) {
+  auto t = st::empty<T>(sizes);
+  T* p = t.data_ptr();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(base + static_cast<double>(i % 1000) * step);
+  return t;
+}
+
+/// Evaluates x (a tensor or an expression) and keeps the result from being optimised away.
+template <class X>
+void keep(const X& x) {
+  if constexpr (requires { x.eval(); }) {
+    auto t = x.eval();
+    benchmark::DoNotOptimize(t.data_ptr());
+  } else {
+    benchmark::DoNotOptimize(x.data_ptr());
+  }
+}
+
+/// Runs one case: setup returns the callable timed per iteration.
+template <class Setup>
+void run(benchmark::State& s, Setup setup) {
+  st::set_num_threads(static_cast<int>(s.range(0)));
+  auto f = setup();
+  f();  // warm-up
+  for (auto _ : s) {
+    f();
+    benchmark::ClobberMemory();
+  }
+  st::set_num_threads(1);
+}
+
+template <class T>
+void sum_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  run(s, [&] {
+    return [x = filled<T>({shapes::rows, n}), dim] { keep(st::sum(x, {dim})); };
+  });
+}
+template <class T>
+void amax_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  run(s, [&] {
+    return [x = filled<T>({shapes::rows, n}), dim] { keep(st::amax(x, {dim})); };
+  });
+}
+void mean0_keep(benchmark::State& s) {
+  run(s, [] { return [x = filled<double>({shapes::rows, 5})] { keep(st::mean(x, {0}, true)); }; });
+}
+void std0_keep(benchmark::State& s) {
+  run(s, [] { return [x = filled<double>({shapes::rows, 5})] { keep(st::std(x, {0}, 1, true)); }; });
+}
+void standardise(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled<double>({shapes::rows, 5})] {
+      keep((x - st::mean(x, {0}, true)) / st::std(x, {0}, 1, true));
+    };
+  });
+}
+void image_sum(benchmark::State& s) {
+  run(s, [] {
+    return [f = filled<float>({shapes::H, shapes::W, 3})] { keep(st::sum(f, {-1})); };
+  });
+}
+void image_gray(benchmark::State& s) {
+  run(s, [] {
+    auto img = filled<std::uint8_t>({shapes::H, shapes::W, 3}, 0, 1);
+    auto w = st::tensor({0.299f, 0.587f, 0.114f});
+    return [img, w] {
+      auto gray = st::sum(img.to<float>() / 255 * w, {-1});
+      keep((gray * 255).clamp(0, 255).round().to<std::uint8_t>().flip({1}).contiguous());
+    };
+  });
+}
+void cumsum_line(benchmark::State& s) {
+  run(s, [] { return [x = filled<double>({shapes::rows})] { keep(st::cumsum(x, 0)); }; });
+}
+void maxpool(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled<float>({8, 16, 34, 34})] {
+      keep(st::amax(x.unfold(2, 2, 2).unfold(3, 2, 2), {-2, -1}));
+    };
+  });
+}
+void nbody(benchmark::State& s) {
+  run(s, [] {
+    auto pos = filled<double>({shapes::bodies, 3}, 0, 0.37);
+    auto m = filled<double>({shapes::bodies}, 1, 1e-3);
+    return [pos, m] {
+      auto d = (pos.unsqueeze(0) - pos.unsqueeze(1)).eval();
+      auto r2 = (st::sum(d * d, {-1}) + 0.01).eval();
+      keep(st::sum(d * (st::pow(r2, -1.5) * m).unsqueeze(-1), {1}));
+    };
+  });
+}
+void covariance(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled<double>({shapes::rows, 5})] { keep(st::matmul(x.t(), x)); };
+  });
+}
+void small_matmul(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled<float>({shapes::rows, 3}), r = filled<float>({3, 3}, 0.5, 0.1)] {
+      keep(st::matmul(x, r));
+    };
+  });
+}
+}  // namespace
+
+void register_strata_shapes() {
+  shapes::register_cases("strata", {
+    .sum_short_f = sum_short<float>, .sum_short_d = sum_short<double>, .sum_short_i = sum_short<std::int32_t>,
+    .amax_short_f = amax_short<float>, .mean0_keep = mean0_keep, .std0_keep = std0_keep,
+    .standardise = standardise, .image_sum = image_sum, .image_gray = image_gray, .cumsum_line = cumsum_line,
+    .maxpool = maxpool, .nbody = nbody, .covariance = covariance, .small_matmul = small_matmul});
+}
+
+void register_torch_shapes();  // shapes_torch.cpp, or the empty one below without Torch
+
+#ifndef STRATA_SHAPES_TORCH
+void register_torch_shapes() {}
+#endif
+
+int main(int argc, char** argv) {
+  register_strata_shapes();
+  register_torch_shapes();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}

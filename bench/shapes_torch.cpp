@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+// libtorch's side of bench/shapes_bench.cpp: the same cases, data and threads, written as a
+// PyTorch user writes them (each iteration allocates its result). Plain C++17 (libtorch 1.13's
+// headers do not compile as C++20 here), linked into shapes_bench when CMake finds Torch.
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "shapes_cases.hpp"
+
+namespace {
+at::Tensor filled(at::IntArrayRef sizes, at::ScalarType type, double base = 1, double step = 1e-3) {
+  std::int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  auto i = at::arange(n, at::kLong).remainder(1000).to(at::kDouble);
+  return (i * step + base).to(type).reshape(sizes).contiguous();
+}
+
+template <class Setup>
+void run(benchmark::State& s, Setup setup) {
+  at::set_num_threads(static_cast<int>(s.range(0)));
+  auto f = setup();
+  f();  // warm-up
+  for (auto _ : s) {
+    f();
+    benchmark::ClobberMemory();
+  }
+  at::set_num_threads(1);
+}
+void keep(const at::Tensor& t) { benchmark::DoNotOptimize(t.data_ptr()); }
+
+template <at::ScalarType T>
+void sum_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  run(s, [&] { return [x = filled({shapes::rows, n}, T), dim] { keep(x.sum(dim)); }; });
+}
+void amax_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  run(s, [&] { return [x = filled({shapes::rows, n}, at::kFloat), dim] { keep(x.amax(dim)); }; });
+}
+void mean0_keep(benchmark::State& s) {
+  run(s, [] { return [x = filled({shapes::rows, 5}, at::kDouble)] { keep(x.mean(0, true)); }; });
+}
+void std0_keep(benchmark::State& s) {
+  run(s, [] { return [x = filled({shapes::rows, 5}, at::kDouble)] { keep(x.std(0, true, true)); }; });
+}
+void standardise(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled({shapes::rows, 5}, at::kDouble)] { keep((x - x.mean(0, true)) / x.std(0, true, true)); };
+  });
+}
+void image_sum(benchmark::State& s) {
+  run(s, [] { return [f = filled({shapes::H, shapes::W, 3}, at::kFloat)] { keep(f.sum(-1)); }; });
+}
+void image_gray(benchmark::State& s) {
+  run(s, [] {
+    auto img = filled({shapes::H, shapes::W, 3}, at::kByte, 0, 1);
+    auto w = at::tensor({0.299f, 0.587f, 0.114f});
+    return [img, w] {
+      auto gray = (img.to(at::kFloat) / 255 * w).sum(-1);
+      keep((gray * 255).clamp(0, 255).round().to(at::kByte).flip({1}).contiguous());
+    };
+  });
+}
+void cumsum_line(benchmark::State& s) {
+  run(s, [] { return [x = filled({shapes::rows}, at::kDouble)] { keep(x.cumsum(0)); }; });
+}
+void maxpool(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled({8, 16, 34, 34}, at::kFloat)] { keep(x.unfold(2, 2, 2).unfold(3, 2, 2).amax({-2, -1})); };
+  });
+}
+void nbody(benchmark::State& s) {
+  run(s, [] {
+    auto pos = filled({shapes::bodies, 3}, at::kDouble, 0, 0.37);
+    auto m = filled({shapes::bodies}, at::kDouble, 1, 1e-3);
+    return [pos, m] {
+      auto d = pos.unsqueeze(0) - pos.unsqueeze(1);
+      auto r2 = (d * d).sum(-1) + 0.01;
+      keep((d * (r2.pow(-1.5) * m).unsqueeze(-1)).sum(1));
+    };
+  });
+}
+void covariance(benchmark::State& s) {
+  run(s, [] { return [x = filled({shapes::rows, 5}, at::kDouble)] { keep(x.t().matmul(x)); }; });
+}
+void small_matmul(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled({shapes::rows, 3}, at::kFloat), r = filled({3, 3}, at::kFloat, 0.5, 0.1)] {
+      keep(x.matmul(r));
+    };
+  });
+}
+}  // namespace
+
+void register_torch_shapes() {
+  shapes::cases c{};
+  c.sum_short_f = sum_short<at::kFloat>;
+  c.sum_short_d = sum_short<at::kDouble>;
+  c.sum_short_i = sum_short<at::kInt>;
+  c.amax_short_f = amax_short;
+  c.mean0_keep = mean0_keep;
+  c.std0_keep = std0_keep;
+  c.standardise = standardise;
+  c.image_sum = image_sum;
+  c.image_gray = image_gray;
+  c.cumsum_line = cumsum_line;
+  c.maxpool = maxpool;
+  c.nbody = nbody;
+  c.covariance = covariance;
+  c.small_matmul = small_matmul;
+  shapes::register_cases("torch", c);
+}

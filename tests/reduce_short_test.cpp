@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+// Reductions along or across a short dim (2-17 elements), in every layout the engine tells
+// apart: the short rows back to back in every input (reduced in lanes across rows, or a block
+// of outputs at a time), strided, transposed, and with operands broadcast along either dim.
+// Each result is checked against a naive reference and for the same bits on 1 and 2 threads.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+import strata;
+
+namespace st = strata;
+
+namespace {
+using I = std::int64_t;
+
+// Element (r, j) of the data: an integer within [-12, 12] for integer types, else a multiple
+// of 1/4 within [-3, 3] (sums of such numbers, halved or doubled, are exact in float and
+// double in any order, so a sum must equal the reference exactly), or 1 + a small multiple of
+// 1/64 for products.
+enum class data { integers, quarters, near_one };
+double value(I r, I j, data d) {
+  const I k = (r * 7 + j * 3 + (r / 5) * 11) % 25;
+  if (d == data::integers) return static_cast<double>(k - 12);
+  return d == data::near_one ? 1 + static_cast<double>(k - 12) / 64 : static_cast<double>(k - 12) / 4;
+}
+
+// The data laid out three ways, each viewed as [rows, n]: contiguous, transposed storage
+// ([n, rows] then .t()), and rows with a gap (narrowed from [rows, n + 3]).
+template <class T>
+st::Tensor<T> layout(I rows, I n, int how, data d) {
+  const I width = how == 2 ? n + 3 : n;
+  auto base = how == 1 ? st::empty<T>({n, rows}) : st::empty<T>({rows, width});
+  T* p = base.data_ptr();
+  for (I r = 0; r < rows; ++r)
+    for (I j = 0; j < n; ++j) {
+      const double v = value(r, j, d);
+      if (how == 1) p[j * rows + r] = static_cast<T>(v);
+      else p[r * width + j + (how == 2 ? 1 : 0)] = static_cast<T>(v);
+    }
+  if (how == 1) return base.t();
+  return how == 2 ? base.narrow(1, 1, n) : base;
+}
+
+enum class op { sum, prod, amax, amin };
+const char* name(op o) {
+  switch (o) {
+    case op::sum: return "sum";
+    case op::prod: return "prod";
+    case op::amax: return "amax";
+    default: return "amin";
+  }
+}
+
+// The expressions reduced: x, x * a + b, x + w (w [n]: broadcast along rows), x * c (c
+// [rows, 1]: broadcast along the short dim); for floats a = b = 1/2, w in {-1/64, 0, 1/64} and c
+// alternately 1/2 and 2 (products stay near 1), for integers a = 2, b = 1, w in {-1, 0, 1}, c
+// in {1, 2}.
+enum class form { plain, scaled, row_broadcast, column_broadcast };
+double a_of(bool integral) { return integral ? 2 : 0.5; }
+double b_of(bool integral) { return integral ? 1 : 0.5; }
+double w_of(I j, bool integral) { return (static_cast<double>(j % 3) - 1) * (integral ? 1 : 1.0 / 64); }
+double c_of(I r, bool integral) { return integral ? static_cast<double>(r % 2) + 1 : r % 2 ? 2 : 0.5; }
+double apply(form f, double v, I r, I j, bool integral) {
+  switch (f) {
+    case form::plain: return v;
+    case form::scaled: return v * a_of(integral) + b_of(integral);
+    case form::row_broadcast: return v + w_of(j, integral);
+    default: return v * c_of(r, integral);
+  }
+}
+
+// The reference: reduce over dim (0 or 1) in double, element by element.
+std::vector<double> reference(op o, form f, data d, I rows, I n, I dim, bool nan_at_middle) {
+  const I outputs = dim == 0 ? n : rows;
+  const double start = o == op::sum ? 0.0 : o == op::prod ? 1.0 : o == op::amax ? -INFINITY : INFINITY;
+  std::vector<double> acc(static_cast<std::size_t>(outputs), start);
+  for (I r = 0; r < rows; ++r)
+    for (I j = 0; j < n; ++j) {
+      double v = apply(f, value(r, j, d), r, j, d == data::integers);
+      if (nan_at_middle && r == rows / 2 && j == n - 1) v = std::numeric_limits<double>::quiet_NaN();
+      double& a = acc[static_cast<std::size_t>(dim == 0 ? j : r)];
+      if (std::isnan(a)) continue;
+      if (std::isnan(v)) a = v;
+      else if (o == op::sum) a += v;
+      else if (o == op::prod) a *= v;
+      else if (o == op::amax) a = std::max(a, v);
+      else a = std::min(a, v);
+    }
+  return acc;
+}
+
+template <class T, class X>
+auto reduce(op o, const X& x, I dim, bool keepdim) {
+  if constexpr (std::is_integral_v<T>) {  // integers: sum (int64 result) and amin
+    return o == op::sum ? st::sum(x, {dim}, keepdim).eval() : st::amin(x, {dim}, keepdim).eval().template to<std::int64_t>();
+  } else {
+    switch (o) {
+      case op::sum: return st::sum(x, {dim}, keepdim).eval();
+      case op::prod: return st::prod(x, {dim}, keepdim).eval();
+      case op::amax: return st::amax(x, {dim}, keepdim).eval();
+      default: return st::amin(x, {dim}, keepdim).eval();
+    }
+  }
+}
+
+// Every layout, form, dim, row count and short length for element type T and the ops given.
+template <class T>
+void check_short(std::initializer_list<op> ops) {
+  for (const op o : ops)
+    for (const I n : {I{2}, I{3}, I{5}, I{8}, I{16}, I{17}})
+      for (const I rows : {I{3}, I{1000}, I{4099}})
+        for (int how = 0; how < 3; ++how)
+          for (const form f : {form::plain, form::scaled, form::row_broadcast, form::column_broadcast}) {
+            if (how != 0 && f != form::plain) continue;  // the other forms on contiguous data only
+            const bool nan = std::is_floating_point_v<T> && (o == op::amax || o == op::amin) && rows > 3;
+            constexpr bool integral = std::is_integral_v<T>;
+            const data d = integral ? data::integers : o == op::prod ? data::near_one : data::quarters;
+            auto x = layout<T>(rows, n, how, d);
+            if (nan) x.select(0, rows / 2).select(0, n - 1).fill_(std::numeric_limits<T>::quiet_NaN());
+            auto w = st::empty<T>({n});
+            for (I j = 0; j < n; ++j) w.data_ptr()[j] = static_cast<T>(w_of(j, integral));
+            auto c = st::empty<T>({rows, 1});
+            for (I r = 0; r < rows; ++r) c.data_ptr()[r] = static_cast<T>(c_of(r, integral));
+            const T a = static_cast<T>(a_of(integral)), b = static_cast<T>(b_of(integral));
+            for (const I dim : {I{0}, I{1}}) {
+              const bool keepdim = (rows + n + dim) % 2 == 0;
+              INFO(name(o) << " of " << st::dtype_name(st::dtype_v<T>) << " [" << rows << ", " << n << "] layout "
+                           << how << " form " << static_cast<int>(f) << " dim " << dim << " keepdim " << keepdim);
+              auto run = [&](int threads) {
+                st::set_num_threads(threads);
+                auto y = [&] {
+                  switch (f) {
+                    case form::plain: return reduce<T>(o, x, dim, keepdim);
+                    case form::scaled: return reduce<T>(o, x * a + b, dim, keepdim);
+                    case form::row_broadcast: return reduce<T>(o, x + w, dim, keepdim);
+                    default: return reduce<T>(o, x * c, dim, keepdim);
+                  }
+                }();
+                st::set_num_threads(1);
+                return y;
+              };
+              const auto one = run(1), two = run(2);
+              const std::vector<I> want_shape =
+                  keepdim ? (dim == 0 ? std::vector<I>{1, n} : std::vector<I>{rows, 1}) : std::vector<I>{dim == 0 ? n : rows};
+              REQUIRE(std::vector<I>(one.sizes().begin(), one.sizes().end()) == want_shape);
+              const auto got = one.to_vector(), got2 = two.to_vector();
+              const auto want = reference(o, f, d, rows, n, dim, nan);
+              REQUIRE(got.size() == want.size());
+              for (std::size_t i = 0; i < want.size(); ++i) {
+                INFO("output " << i << ": got " << static_cast<double>(got[i]) << ", want " << want[i]);
+                if (std::isnan(want[i])) {
+                  CHECK(std::isnan(static_cast<double>(got[i])));
+                  CHECK(std::isnan(static_cast<double>(got2[i])));
+                  continue;
+                }
+                if (o == op::prod) CHECK(static_cast<double>(got[i]) == Approx(want[i]).epsilon(std::is_same_v<T, float> ? 1e-5 : 1e-12));
+                else CHECK(static_cast<double>(got[i]) == want[i]);  // sums of quarters are exact
+                CHECK(got[i] == got2[i]);  // the same bits on 1 and 2 threads
+              }
+            }
+          }
+}
+}  // namespace
+
+TEST_CASE("short dims: float sums, products, amax and amin in every layout", "[reduce][short]") {
+  check_short<float>({op::sum, op::prod, op::amax, op::amin});
+}
+TEST_CASE("short dims: double sums and products in every layout", "[reduce][short]") {
+  check_short<double>({op::sum, op::prod});
+}
+TEST_CASE("short dims: int32 sums (int64 accumulators) and amin in every layout", "[reduce][short]") {
+  check_short<std::int32_t>({op::sum, op::amin});
+}
