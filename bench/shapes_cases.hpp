@@ -47,10 +47,10 @@ inline void add_short(const std::string& name, const std::string& lib, short_fn 
 /// Registers every case of c under lib's name.
 inline void register_cases(const std::string& lib, const cases& c) {
   for (std::int64_t dim : {0, 1})
-    for (std::int64_t n : {2, 3, 5, 8, 16}) {
+    for (std::int64_t n : {2, 3, 4, 5, 7, 8, 16}) {
       const std::string shape = "[" + std::to_string(rows) + "," + std::to_string(n) + "]/dim" + std::to_string(dim);
       add_short("sum_double" + shape, lib, c.sum_short_d, n, dim);
-      if (n == 3 || n == 5) {
+      if (n == 3 || n == 5 || n == 7) {
         add_short("sum_float" + shape, lib, c.sum_short_f, n, dim);
         add_short("sum_int32" + shape, lib, c.sum_short_i, n, dim);
         add_short("amax_float" + shape, lib, c.amax_short_f, n, dim);

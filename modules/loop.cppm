@@ -702,6 +702,35 @@ void combine_periods(const A* v, std::int64_t m, A* lane, std::int64_t lanes) {
     default: return combine_periods<Op, A, 16>(v, m, lane);
   }
 }
+/// res[o] = the reduction of v[o * N .. o * N + N) in index order from the identity, o < m:
+/// many short rows back to back, vectorised across rows (interleaved loads).
+template <class Op, class A, int N>
+void fold_rows(const A* __restrict v, std::int64_t m, A* __restrict res) {
+  for (std::int64_t o = 0; o < m; ++o) {
+    A a = Op::template identity<A>();
+    for (int j = 0; j < N; ++j) a = Op::combine(a, v[o * N + j]);
+    res[o] = a;
+  }
+}
+/// The same for rows of n elements: 2 to 7 at compile time; longer rows one at a time (rows of
+/// 8 or more vectorise worse across rows than the plain loop: docs/PERFORMANCE.md).
+template <class Op, class A>
+void fold_rows(const A* v, std::int64_t n, std::int64_t m, A* res) {
+  switch (n) {
+    case 2: return fold_rows<Op, A, 2>(v, m, res);
+    case 3: return fold_rows<Op, A, 3>(v, m, res);
+    case 4: return fold_rows<Op, A, 4>(v, m, res);
+    case 5: return fold_rows<Op, A, 5>(v, m, res);
+    case 6: return fold_rows<Op, A, 6>(v, m, res);
+    case 7: return fold_rows<Op, A, 7>(v, m, res);
+    default:
+      for (std::int64_t o = 0; o < m; ++o) {
+        A a = Op::template identity<A>();
+        for (std::int64_t j = 0; j < n; ++j) a = Op::combine(a, v[o * n + j]);
+        res[o] = a;
+      }
+  }
+}
 /// The same for a group of 1 <= rows <= outer_group rows.
 template <class Op, class A>
 void combine_rows(const A* const* v, std::int64_t rows, A* acc, std::int64_t n) {
@@ -881,12 +910,7 @@ struct reduction_kernels {
       const std::int64_t m = std::min(block, count - o0);
       for (std::size_t q = 0; q <= src.operands(); ++q) p[q] = ptrs[q] + o0 * step_by[q];
       if (flat) {
-        const A* v = src.values(p, s, m * n, buf.data, st);
-        for (std::int64_t o = 0; o < m; ++o) {
-          A a = Op::template identity<A>();
-          for (std::int64_t j = 0; j < n; ++j) a = Op::combine(a, v[o * n + j]);
-          res.data[o] = a;
-        }
+        fold_rows<Op>(src.values(p, s, m * n, buf.data, st), n, m, res.data);
       } else {
         init(res.data, m);
         for (std::int64_t j = 0; j < n; ++j) {

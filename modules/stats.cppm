@@ -312,20 +312,21 @@ auto nanmean(X&& x, int_list dims = {}, bool keepdim = false) {
   return nansum(e, dims, keepdim) / sum(logical_not(isnan(e)), dims, keepdim);
 }
 /// Variance over dims (all when empty) with Bessel's correction by default (correction = 0:
-/// the population variance); complex inputs give a real result. A lazy expression over the
-/// evaluated sums of deviations and of their squares.
+/// the population variance); complex inputs give a real result. Evaluated, a tensor the size
+/// of the result: an expression using it reads it, never recomputes it per element.
 template <class X>
   requires(detail::operand<X> && !detail::scalar_operand<X>)
 auto var(X&& x, int_list dims = {}, std::int64_t correction = 1, bool keepdim = false) {
   detail::require_var_input<X>();
   auto e = detail::to_node(std::forward<X>(x));
-  return detail::variance_of(e, nullptr, dims, correction, keepdim);
+  return detail::variance_of(e, nullptr, dims, correction, keepdim).eval();
 }
-/// Standard deviation: sqrt(var(x, dims, correction, keepdim)); its gradient is 0 where it is 0.
+/// Standard deviation: sqrt(var(x, dims, correction, keepdim)), evaluated as var is; its
+/// gradient is 0 where it is 0.
 template <class X>
   requires(detail::operand<X> && !detail::scalar_operand<X>)
 auto std(X&& x, int_list dims = {}, std::int64_t correction = 1, bool keepdim = false) {
-  return detail::root_of(var(std::forward<X>(x), dims, correction, keepdim), 0.5);
+  return detail::root_of(var(std::forward<X>(x), dims, correction, keepdim), 0.5).eval();
 }
 namespace detail {
 /// The std method's call (see strata.tensor:methods).

@@ -331,6 +331,8 @@ class Tensor : public tensor_methods<Tensor<T>> {
 
   /// This tensor if contiguous, else a contiguous copy.
   Tensor contiguous() const { return is_contiguous() ? *this : clone(); }
+  /// This tensor (already evaluated; as an expression's eval(), so code may call it on any result).
+  Tensor eval() const { return *this; }
   /// A contiguous deep copy.
   Tensor clone() const {
     Tensor out = empty<T>(sizes());

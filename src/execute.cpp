@@ -699,11 +699,56 @@ class reduction {
 };
 }  // namespace
 
+namespace {
+// A kept dim to walk as dim 0 instead of a short one, so that a task reduces a segment of
+// many outputs rather than a few: the longest kept dim when dim 0 is kept but short and its
+// rows do not lie back to back (the 3 columns of [N, 3] @ [3, 3] summed over its inner 3);
+// the innermost kept dim when several reduced dims hold a few elements per output in all (a
+// 2 x 2 window of an unfold view). -1 when dim 0 stays.
+std::int64_t longer_vector_dim(const loop_plan& p, std::int64_t acc_size) {
+  const auto nops = static_cast<std::size_t>(p.nops);
+  const auto kept = [&](std::size_t d) { return p.strides[d * nops] != 0 || p.sizes[d] == 1; };
+  if (p.sizes.size() < 2 || p.sizes[0] > short_row) return -1;
+  if (!kept(0)) {
+    std::int64_t per_output = 1, first_kept = -1, reduced_dims = 0;
+    for (std::size_t d = 0; d < p.sizes.size(); ++d) {
+      if (!kept(d)) {
+        per_output *= p.sizes[d];
+        ++reduced_dims;
+      } else if (first_kept < 0) {
+        first_kept = static_cast<std::int64_t>(d);
+      }
+    }
+    return reduced_dims > 1 && per_output <= short_row ? first_kept : -1;
+  }
+  std::int64_t best = -1, reduced = -1;
+  for (std::size_t d = 1; d < p.sizes.size(); ++d) {
+    if (!kept(d)) {
+      if (reduced < 0) reduced = static_cast<std::int64_t>(d);
+    } else if (p.sizes[d] >= 4 * p.sizes[0] && (best < 0 || p.sizes[d] > p.sizes[static_cast<std::size_t>(best)])) {
+      best = static_cast<std::int64_t>(d);
+    }
+  }
+  if (best < 0 || reduced < 0) return -1;
+  const bool lanes = short_period(p.sizes[0], acc_size) > 0 &&
+                     back_to_back(p.strides.data(), &p.strides[static_cast<std::size_t>(reduced) * nops], nops, p.sizes[0]);
+  return lanes ? -1 : best;
+}
+}  // namespace
+
 void reduce_execute(const loop_plan& p, const reduce_kernel& k) {
   check_limits(p);
   if (k.acc_size > 64) throw error("strata: reduction accumulators larger than 64 bytes are not supported");
   loop_status status;
-  reduction(p, k, &status).run();
+  if (const std::int64_t d = longer_vector_dim(p, k.acc_size); d > 0) {
+    loop_plan q = p;
+    const auto nops = static_cast<std::size_t>(p.nops), du = static_cast<std::size_t>(d);
+    std::swap(q.sizes[0], q.sizes[du]);
+    for (std::size_t j = 0; j < nops; ++j) std::swap(q.strides[j], q.strides[du * nops + j]);
+    reduction(q, k, &status).run();
+  } else {
+    reduction(p, k, &status).run();
+  }
   status.raise();
 }
 }  // namespace strata::detail

@@ -88,10 +88,11 @@ pair_roles roles_of(const term_shape& a, const term_shape& b, const dim_vector& 
 }
 
 namespace {
-/// A contraction goes to the BLAS when it is matrix-shaped and big enough that the GEMM's
-/// blocking pays: every side at least 8 and 32^3 multiply-adds per matrix.
+/// A contraction goes to the BLAS when it is matrix-shaped (every side at least 2) and has
+/// 32^3 multiply-adds per matrix or more. A short side ([N, 3] @ [3, 3], [5, N] @ [N, 5])
+/// goes there too: the BLAS's kernels for thin matrices beat a reduce over the short dim.
 bool use_gemm(const pair_roles& r, dtype t) {
-  return is_blas(t) && r.m >= 8 && r.n >= 8 && r.k >= 8 && r.m * r.n * r.k >= 32768 && r.m <= int_max &&
+  return is_blas(t) && r.m >= 2 && r.n >= 2 && r.k >= 2 && r.m * r.n * r.k >= 32768 && r.m <= int_max &&
          r.n <= int_max && r.k <= int_max;
 }
 
