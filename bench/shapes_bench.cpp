@@ -5,7 +5,7 @@
 // Torch, bench/shapes_torch.cpp registers the same cases on libtorch in this process
 // (`<case>/torch/...` beside `<case>/strata/...`), on the same data (base + (i % 1000) * step).
 // Each iteration evaluates into a fresh result, as a user's program does. Report:
-// `python3 tools/shapes_report.py build/release`.
+// `python3 tools/shapes_report.py build/release` (medians of rounds, ratios).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -39,14 +39,7 @@ void keep(const X& x) {
 /// Runs one case: setup returns the callable timed per iteration.
 template <class Setup>
 void run(benchmark::State& s, Setup setup) {
-  st::set_num_threads(static_cast<int>(s.range(0)));
-  auto f = setup();
-  f();  // warm-up
-  for (auto _ : s) {
-    f();
-    benchmark::ClobberMemory();
-  }
-  st::set_num_threads(1);
+  shapes::run(s, [](int n) { st::set_num_threads(n); }, setup);
 }
 
 template <class T>

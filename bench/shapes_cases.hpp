@@ -28,6 +28,20 @@ struct cases {
   fn covariance, small_matmul;                     ///< [rows, 5]^T @ [rows, 5] double; [rows, 3] @ [3, 3] float
 };
 
+/// Times one case: the library's thread count set to the state's argument (set_threads), then
+/// the callable setup() returns, warmed up once, timed per iteration.
+template <class SetThreads, class Setup>
+void run(benchmark::State& s, SetThreads set_threads, Setup setup) {
+  set_threads(static_cast<int>(s.range(0)));
+  auto f = setup();
+  f();
+  for (auto _ : s) {
+    f();
+    benchmark::ClobberMemory();
+  }
+  set_threads(1);
+}
+
 inline void add(const std::string& name, const std::string& lib, fn f) {
   for (int threads : {1, 2})
     benchmark::RegisterBenchmark((name + "/" + lib + "/threads:" + std::to_string(threads)).c_str(), f)

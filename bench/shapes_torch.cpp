@@ -18,14 +18,7 @@ at::Tensor filled(at::IntArrayRef sizes, at::ScalarType type, double base = 1, d
 
 template <class Setup>
 void run(benchmark::State& s, Setup setup) {
-  at::set_num_threads(static_cast<int>(s.range(0)));
-  auto f = setup();
-  f();  // warm-up
-  for (auto _ : s) {
-    f();
-    benchmark::ClobberMemory();
-  }
-  at::set_num_threads(1);
+  shapes::run(s, [](int n) { at::set_num_threads(n); }, setup);
 }
 void keep(const at::Tensor& t) { benchmark::DoNotOptimize(t.data_ptr()); }
 
