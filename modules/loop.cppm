@@ -260,7 +260,7 @@ inline constexpr std::int64_t short_row = 16;        ///< rows this short are re
 /// whole 64-byte vectors, at least eight of them (independent chains); 0 when the rows are
 /// longer than short_row or a period would pass 1 KiB (16 vectors).
 constexpr std::int64_t short_period(std::int64_t n, std::int64_t size) {
-  if (n > short_row) return 0;
+  if (n <= 0 || n > short_row) return 0;
   const std::int64_t k = 64 / std::gcd(n * size, std::int64_t{64});
   const std::int64_t m = (512 + k * n * size - 1) / (k * n * size);
   return k * m * n * size <= 1024 ? k * m : 0;
@@ -789,6 +789,15 @@ struct reduction_kernels {
     for (std::size_t k = 1; k <= src.operands(); ++k) p[k] += m * s[k];
   }
   A reduce(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) const {
+    // A short row: its values in index order from the identity, as short_rows folds them, so
+    // that every path (one row, a run of rows, partials) gives a short row the same bits.
+    if (n <= short_row) {
+      chunk_buffer<A, short_row> buf;
+      const A* v = src.values(ptrs, s, n, buf.data, st);
+      A a = Op::template identity<A>();
+      for (std::int64_t j = 0; j < n; ++j) a = Op::combine(a, v[j]);
+      return a;
+    }
     // A plain tensor of the accumulator type is read in place. (Converting other types into
     // bool lanes in the same loop measured slower for all/any of floats than the byte buffer
     // below; truth_reduce keeps the elements' width instead.)
@@ -840,7 +849,7 @@ struct reduction_kernels {
     // 4 KiB a row, 32 KiB for a group, in L1 beside the accumulators.
     constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
     chunk_buffer<A, chunk> buf[outer_group];
-    if (const std::int64_t k = short_period(n, sizeof(A)); k > 0 && rows > 1 && back_to_back(s, row_step, self.src.operands() + 1, n))
+    if (const std::int64_t k = short_period(n, sizeof(A)); k > 0 && rows >= k && back_to_back(s, row_step, self.src.operands() + 1, n))
       return self.periodic(ptrs, s, n, static_cast<A*>(acc), st, rows, k, buf[0].data);
     if (n <= chunk) {
       // Rows of up to 4 KiB one at a time, each combined straight into the accumulators: the
@@ -927,7 +936,7 @@ struct reduction_kernels {
   static void rows(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, std::int64_t count,
                    const std::int64_t* step_by, loop_status* st, bool add) {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
-    if (n <= short_row && count > 1) return self.short_rows(ptrs, s, n, count, step_by, st, add);
+    if (n <= short_row) return self.short_rows(ptrs, s, n, count, step_by, st, add);
     char* p[max_operands];
     for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k];
     for (std::int64_t r = 0; r < count; ++r) {

@@ -616,11 +616,14 @@ class reduction {
   }
 
   // Rows per tree leaf: reduce_rows, or when the kernel reduces short rows back to back in
-  // lanes of k rows each (short_period), k times as many: the same serial combines per lane.
+  // lanes of k rows each (short_period) and the innermost reduced dim holds a whole such leaf,
+  // k times as many: the same serial combines per lane.
   std::int64_t leaf_rows() const {
     if (red_.empty()) return reduce_rows;
+    const auto r0 = static_cast<std::size_t>(red_[0]);
     const std::int64_t n0 = p_.sizes[0], k = short_period(n0, w_);
-    const bool lanes = k > 0 && back_to_back(p_.strides.data(), &p_.strides[static_cast<std::size_t>(red_[0]) * nops_], nops_, n0);
+    const bool lanes = k > 0 && p_.sizes[r0] >= reduce_rows * k &&
+                       back_to_back(p_.strides.data(), &p_.strides[r0 * nops_], nops_, n0);
     return lanes ? reduce_rows * k : reduce_rows;
   }
   void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
