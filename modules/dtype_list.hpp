@@ -25,6 +25,6 @@
 /// accumulators most reductions have (modules/reduce.cppm declares them extern, src/reduce.cpp
 /// instantiates them).
 #define STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, A) X(sum_r, A) X(prod_r, A) X(amax_r, A) X(amin_r, A)
-#define STRATA_FOR_EACH_REDUCE_LOOP(X)                                              \
+#define STRATA_FOR_EACH_REDUCE_LOOP(X)                                                   \
   STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, float) STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, double) \
   STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, std::int64_t)

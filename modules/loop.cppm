@@ -783,6 +783,8 @@ struct reduction_kernels {
   static_assert(sizeof(A) <= 64 && std::is_trivially_destructible_v<A>,
                 "reduction_kernels: accumulators are raw, never-destroyed memory of at most 64 bytes");
   Src src;
+  /// Elements of A in 4 KiB: the outer kernels' chunk of values.
+  static constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
 
   // Pointers moved m elements along dim 0.
   void step(char** p, const std::int64_t* s, std::int64_t m) const {
@@ -793,9 +795,8 @@ struct reduction_kernels {
     // that every path (one row, a run of rows, partials) gives a short row the same bits.
     if (n <= short_row) {
       chunk_buffer<A, short_row> buf;
-      const A* v = src.values(ptrs, s, n, buf.data, st);
-      A a = Op::template identity<A>();
-      for (std::int64_t j = 0; j < n; ++j) a = Op::combine(a, v[j]);
+      A a;
+      fold_rows<Op>(src.values(ptrs, s, n, buf.data, st), n, 1, &a);
       return a;
     }
     // A plain tensor of the accumulator type is read in place. (Converting other types into
@@ -847,10 +848,10 @@ struct reduction_kernels {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
     // Each row's values a chunk at a time (in place when they are a contiguous tensor of A):
     // 4 KiB a row, 32 KiB for a group, in L1 beside the accumulators.
-    constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
     chunk_buffer<A, chunk> buf[outer_group];
-    if (const std::int64_t k = short_period(n, sizeof(A)); k > 0 && rows >= k && back_to_back(s, row_step, self.src.operands() + 1, n))
-      return self.periodic(ptrs, s, n, static_cast<A*>(acc), st, rows, k, buf[0].data);
+    const std::int64_t period = short_period(n, sizeof(A));
+    if (period > 0 && rows >= period && back_to_back(s, row_step, self.src.operands() + 1, n))
+      return self.periodic(ptrs, s, n, static_cast<A*>(acc), st, rows, period, buf[0].data);
     if (n <= chunk) {
       // Rows of up to 4 KiB one at a time, each combined straight into the accumulators: the
       // rows are read in memory order, one stream. Measured (one thread, 2^24 floats from
@@ -885,7 +886,6 @@ struct reduction_kernels {
   // then each accumulator j combines lanes j, j + n, ... in order. The same bits for any threads.
   void periodic(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* acc, loop_status* st, std::int64_t rows,
                 std::int64_t k, A* buf) const {
-    constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
     const std::int64_t lanes = k * n, total = rows * n, per_chunk = chunk / lanes * lanes;
     chunk_buffer<A, 1024 / sizeof(A) + 1> lane;
     init(lane.data, lanes);

@@ -93,10 +93,10 @@ using sum_result_t = std::conditional_t<std::is_integral_v<V>, std::int64_t, V>;
 
 // The reductions' per-(operation, accumulator) loops, compiled once in src/reduce.cpp for the
 // accumulators most reductions have; a user's file instantiates them only for the others.
-#define STRATA_REDUCE_LOOPS(Op, A)                                                                \
-  extern template A chunk_reduce<Op, A, A>(const A*, std::int64_t);                               \
-  extern template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t);      \
-  extern template void combine_periods<Op, A>(const A*, std::int64_t, A*, std::int64_t); \
+#define STRATA_REDUCE_LOOPS(Op, A)                                                           \
+  extern template A chunk_reduce<Op, A, A>(const A*, std::int64_t);                          \
+  extern template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t); \
+  extern template void combine_periods<Op, A>(const A*, std::int64_t, A*, std::int64_t);     \
   extern template void fold_rows<Op, A>(const A*, std::int64_t, std::int64_t, A*);
 STRATA_FOR_EACH_REDUCE_LOOP(STRATA_REDUCE_LOOPS)
 #undef STRATA_REDUCE_LOOPS

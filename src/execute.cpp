@@ -367,12 +367,25 @@ class scratch {
   std::byte* p_;
 };
 
+// True when plan dim d is reduced: the output (operand 0) stays put along it.
+bool reduced_dim(const loop_plan& p, std::size_t d) {
+  return p.strides[d * static_cast<std::size_t>(p.nops)] == 0 && p.sizes[d] != 1;
+}
+// The rows per lane period (short_period) when dim 0's short rows lie back to back along the
+// reduced dim r in every input, as the kernel's lanes need; 0 otherwise.
+std::int64_t lane_period(const loop_plan& p, std::size_t r, std::int64_t acc_size) {
+  const auto nops = static_cast<std::size_t>(p.nops);
+  const std::int64_t k = short_period(p.sizes[0], acc_size);
+  return k > 0 && back_to_back(p.strides.data(), &p.strides[r * nops], nops, p.sizes[0]) ? k : 0;
+}
+
 class reduction {
  public:
   reduction(const loop_plan& p, const reduce_kernel& k, loop_status* st)
       : p_(p), k_(k), st_(st), nops_(static_cast<std::size_t>(p.nops)), w_(k.acc_size) {
     for (std::size_t d = 0; d < p.sizes.size(); ++d)
-      (p.strides[d * nops_] == 0 && p.sizes[d] != 1 ? red_ : kept_).push_back(static_cast<std::int64_t>(d));
+      (reduced_dim(p, d) ? red_ : kept_).push_back(static_cast<std::int64_t>(d));
+    leaf_rows_ = leaf_rows();
   }
 
   void run() {
@@ -621,15 +634,13 @@ class reduction {
   std::int64_t leaf_rows() const {
     if (red_.empty()) return reduce_rows;
     const auto r0 = static_cast<std::size_t>(red_[0]);
-    const std::int64_t n0 = p_.sizes[0], k = short_period(n0, w_);
-    const bool lanes = k > 0 && p_.sizes[r0] >= reduce_rows * k &&
-                       back_to_back(p_.strides.data(), &p_.strides[r0 * nops_], nops_, n0);
-    return lanes ? reduce_rows * k : reduce_rows;
+    const std::int64_t k = lane_period(p_, r0, w_);
+    return k > 0 && p_.sizes[r0] >= reduce_rows * k ? reduce_rows * k : reduce_rows;
   }
   void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
     k_.init(acc, len);
     odometer rows(p_, red_.data(), red_.size());
-    const std::int64_t r0 = b * leaf_rows(), r1 = std::min(rows.count(), r0 + leaf_rows());
+    const std::int64_t r0 = b * leaf_rows_, r1 = std::min(rows.count(), r0 + leaf_rows_);
     rows.seek(base, r0);
     // Runs of rows along the innermost reduced dim go to the kernel in one call, which adds
     // them to the accumulators one at a time (rows of up to 4 KiB of accumulators) or
@@ -660,7 +671,7 @@ class reduction {
     odometer kept_outer(p_, kept_.data() + 1, kept_.size() - 1);
     const std::int64_t tasks = kept_outer.count() * segs;
     odometer rows(p_, red_.data(), red_.size());
-    const std::int64_t nblocks = std::max<std::int64_t>(1, (rows.count() + leaf_rows() - 1) / leaf_rows());
+    const std::int64_t nblocks = std::max<std::int64_t>(1, (rows.count() + leaf_rows_ - 1) / leaf_rows_);
     const bool empty = rows.count() == 0;
     // One segment per tree level per group.
     const std::int64_t per_group = level_bytes() * (2 + std::bit_width(static_cast<std::uint64_t>(nblocks + 1)));
@@ -699,6 +710,7 @@ class reduction {
   std::size_t nops_;
   std::int64_t w_;
   dim_vector kept_, red_;  // plan dims, inner first
+  std::int64_t leaf_rows_ = reduce_rows;
 };
 }  // namespace
 
@@ -709,8 +721,7 @@ namespace {
 // the innermost kept dim when several reduced dims hold a few elements per output in all (a
 // 2 x 2 window of an unfold view). -1 when dim 0 stays.
 std::int64_t longer_vector_dim(const loop_plan& p, std::int64_t acc_size) {
-  const auto nops = static_cast<std::size_t>(p.nops);
-  const auto kept = [&](std::size_t d) { return p.strides[d * nops] != 0 || p.sizes[d] == 1; };
+  const auto kept = [&](std::size_t d) { return !reduced_dim(p, d); };
   if (p.sizes.size() < 2 || p.sizes[0] > short_row) return -1;
   if (!kept(0)) {
     std::int64_t per_output = 1, first_kept = -1, reduced_dims = 0;
@@ -733,9 +744,7 @@ std::int64_t longer_vector_dim(const loop_plan& p, std::int64_t acc_size) {
     }
   }
   if (best < 0 || reduced < 0) return -1;
-  const bool lanes = short_period(p.sizes[0], acc_size) > 0 &&
-                     back_to_back(p.strides.data(), &p.strides[static_cast<std::size_t>(reduced) * nops], nops, p.sizes[0]);
-  return lanes ? -1 : best;
+  return lane_period(p, static_cast<std::size_t>(reduced), acc_size) > 0 ? -1 : best;
 }
 }  // namespace
 
@@ -743,15 +752,16 @@ void reduce_execute(const loop_plan& p, const reduce_kernel& k) {
   check_limits(p);
   if (k.acc_size > 64) throw error("strata: reduction accumulators larger than 64 bytes are not supported");
   loop_status status;
+  const loop_plan* plan = &p;
+  loop_plan swapped;
   if (const std::int64_t d = longer_vector_dim(p, k.acc_size); d > 0) {
-    loop_plan q = p;
+    swapped = p;
     const auto nops = static_cast<std::size_t>(p.nops), du = static_cast<std::size_t>(d);
-    std::swap(q.sizes[0], q.sizes[du]);
-    for (std::size_t j = 0; j < nops; ++j) std::swap(q.strides[j], q.strides[du * nops + j]);
-    reduction(q, k, &status).run();
-  } else {
-    reduction(p, k, &status).run();
+    std::swap(swapped.sizes[0], swapped.sizes[du]);
+    for (std::size_t j = 0; j < nops; ++j) std::swap(swapped.strides[j], swapped.strides[du * nops + j]);
+    plan = &swapped;
   }
+  reduction(*plan, k, &status).run();
   status.raise();
 }
 }  // namespace strata::detail
