@@ -22,9 +22,9 @@
 #define STRATA_FOR_EACH_GRAD_DTYPE(X) STRATA_FOR_EACH_FLOATING_DTYPE(X) STRATA_FOR_EACH_COMPLEX_DTYPE(X)
 
 /// The reductions' loops compiled once (X(op, accumulator)): sum, prod, amax and amin on the
-/// accumulators most reductions have (modules/reduce.cppm declares them extern, src/reduce.cpp
-/// instantiates them).
+/// accumulators most reductions have, all and any on bool (modules/reduce.cppm declares them
+/// extern, src/reduce.cpp instantiates them).
 #define STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, A) X(sum_r, A) X(prod_r, A) X(amax_r, A) X(amin_r, A)
 #define STRATA_FOR_EACH_REDUCE_LOOP(X)                                                   \
   STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, float) STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, double) \
-  STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, std::int64_t)
+  STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, std::int64_t) X(all_r, bool) X(any_r, bool)

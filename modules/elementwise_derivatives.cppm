@@ -646,7 +646,8 @@ Tensor<T> grad_sum_to(const void* tree, grad_tape_fn run, std::size_t position, 
     const dim_vector out_strides = broadcast_strides(acc.sizes(), acc.strides(), full);
     ops[0] = loop_operand{reinterpret_cast<char*>(acc.data_ptr()), out_strides, sizeof(A)};
     for (std::size_t k = 0; k < inputs.size(); ++k) ops[k + 1] = inputs[k];
-    const reduction_kernels<sum_r, A, grad_values<A>> rk{{tree, run, position, positions, in}};
+    const grad_values<A> values{tree, run, position, positions, in};
+    const reduction_kernels<sum_r, A> rk{values.source()};
     reduce_execute(make_plan(full, std::span<const loop_operand>(ops.data(), inputs.size() + 1)), rk.erased());
   }
   if constexpr (std::is_same_v<A, T>) return acc.view(sizes);

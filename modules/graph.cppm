@@ -181,15 +181,17 @@ void run_grad_pass(const loop_plan& plan, const grad_pass& pass, const grad_inpu
 /// broadcast input's gradient): operand 0 is the output, 1.. the inputs.
 template <class A>
 struct grad_values {
-  static constexpr bool in_place = false;
   const void* tree;
   grad_tape_fn run;
   std::size_t position;
   std::size_t positions;
   grad_inputs in;
 
-  std::size_t operands() const { return in.count; }
-  const A* values(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
+  /// The source a reduction reads (this must outlive it).
+  value_source<A> source() const { return {&values, this, in.count}; }
+  static const A* values(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf,
+                         loop_status* st) {
+    const auto& [tree, run, position, positions, in] = *static_cast<const grad_values*>(ctx);
     alignas(64) char scratch[grad_scratch];
     const char* inp[max_operands];
     void* outs[max_operands] = {};

@@ -747,48 +747,90 @@ void combine_rows(const A* const* v, std::int64_t rows, A* acc, std::int64_t n) 
   }
 }
 
-/// The values a reduction of expression E reads, a chunk at a time, evaluated by
-/// kernel<A, E>; a plain contiguous tensor of type A is read in place.
-template <class A, class E>
-struct expr_values {
-  using V = typename E::value_type;
-  static constexpr bool plain_leaf = requires { E::is_plain_leaf; };  ///< a tensor read as it lies
-  static constexpr bool in_place = plain_leaf && std::is_same_v<V, A>;
-  kernel<A, E> eval;
-  static constexpr compute_fns fns = kernel<A, E>::fns();
-
-  static constexpr std::size_t operands() { return E::leaf_count; }
-  // n values along dim 0 as a contiguous array: in place when possible, else into buf.
-  const A* values(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
-    if constexpr (in_place) {
-      if (s[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(ptrs[1]);
-    }
-    char* p[max_operands];
-    std::int64_t st0[max_operands];
-    p[0] = reinterpret_cast<char*>(buf);
-    st0[0] = sizeof(A);
-    for (std::size_t k = 1; k <= E::leaf_count; ++k) {
-      p[k] = ptrs[k];
-      st0[k] = s[k];
-    }
-    compute_row(&eval, fns, p, st0, n, st);
-    return buf;
-  }
+/// Where a reduction's values come from, described at run time: the reduction's loops
+/// (reduction_kernels<Op, A>) are compiled once per operation and accumulator, whatever the
+/// expression, and call `values` a chunk at a time.
+template <class A>
+struct value_source {
+  /// n values along dim 0 (input k at ptrs[k], byte stride s[k], k >= 1) into buf; returns buf.
+  const A* (*values)(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf,
+                     loop_status* st);
+  const void* ctx;
+  std::size_t operands;   ///< inputs (operands 1..operands; operand 0 is the output)
+  bool in_place = false;  ///< input 1 alone, a tensor of A: a unit-stride run is read where it lies
+  /// all/any of a plain tensor of 4- or 8-byte numbers, truth_width bytes each, read in place
+  /// (unit stride) without converting to bool; null for other sources.
+  bool (*truth)(bool all, const char* p, std::int64_t n) = nullptr;
+  std::int64_t truth_width = 0;
+  /// A row reduced by the source's own kernel (einsum's dot of two contiguous rows): true if
+  /// it did; null for other sources.
+  bool (*reduce_row)(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A& out) = nullptr;
 };
 
-/// The row kernels of a reduction by Op, accumulating in A, of the values Src produces (see
-/// reduce_kernel): expr_values for an expression, grad_values for a derivative in backward.
-template <class Op, class A, class Src>
+/// A value_source's context for an expression: the compute kernel of kernel<A, E>.
+struct expr_source {
+  const void* kernel;
+  const compute_fns* fns;
+  std::size_t operands;
+};
+/// value_source::values for an expression_source: n values computed through compute_row.
+template <class A>
+const A* expr_values(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf,
+                     loop_status* st) {
+  const auto& e = *static_cast<const expr_source*>(ctx);
+  char* p[max_operands];
+  std::int64_t st0[max_operands];
+  p[0] = reinterpret_cast<char*>(buf);
+  st0[0] = sizeof(A);
+  for (std::size_t k = 1; k <= e.operands; ++k) {
+    p[k] = ptrs[k];
+    st0[k] = s[k];
+  }
+  compute_row(e.kernel, *e.fns, p, st0, n, st);
+  return buf;
+}
+/// value_source::truth for a plain tensor of V.
+template <class V>
+bool truth_row(bool all, const char* p, std::int64_t n) {
+  const V* v = reinterpret_cast<const V*>(p);
+  return all ? truth_reduce<true>(v, n) : truth_reduce<false>(v, n);
+}
+
+/// The values of expression e (with kernel k) as a reduction accumulating in A reads them,
+/// for an operation that is all/any or not.
+template <class A, bool Truth, class E>
+value_source<A> source_of(const E&, const expr_source& k) {
+  value_source<A> v{&expr_values<A>, &k, E::leaf_count};
+  if constexpr (requires { E::is_plain_leaf; }) {
+    using V = typename E::value_type;
+    v.in_place = std::is_same_v<V, A>;
+    if constexpr (Truth && std::is_same_v<A, bool> && std::is_arithmetic_v<V> && (sizeof(V) == 4 || sizeof(V) == 8)) {
+      v.truth = &truth_row<V>;
+      v.truth_width = sizeof(V);
+    }
+  }
+  return v;
+}
+
+/// The row kernels of a reduction by Op, accumulating in A, of the values src produces (see
+/// reduce_kernel): an expression's, a derivative's in backward, einsum's products. Compiled
+/// once per (Op, A) in src/reduce.cpp for the common pairs.
+template <class Op, class A>
 struct reduction_kernels {
   static_assert(sizeof(A) <= 64 && std::is_trivially_destructible_v<A>,
                 "reduction_kernels: accumulators are raw, never-destroyed memory of at most 64 bytes");
-  Src src;
+  value_source<A> src;
   /// Elements of A in 4 KiB: the outer kernels' chunk of values.
   static constexpr std::int64_t chunk = sizeof(A) >= 4096 ? 1 : 4096 / static_cast<std::int64_t>(sizeof(A));
 
   // Pointers moved m elements along dim 0.
   void step(char** p, const std::int64_t* s, std::int64_t m) const {
-    for (std::size_t k = 1; k <= src.operands(); ++k) p[k] += m * s[k];
+    for (std::size_t k = 1; k <= src.operands; ++k) p[k] += m * s[k];
+  }
+  // n values along dim 0 as a contiguous array: in place when they lie so, else into buf.
+  const A* values(char* const* p, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
+    if (src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(p[1]);
+    return src.values(src.ctx, p, s, n, buf, st);
   }
   A reduce(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) const {
     // A short row: its values in index order from the identity, as short_rows folds them, so
@@ -796,35 +838,28 @@ struct reduction_kernels {
     if (n <= short_row) {
       chunk_buffer<A, short_row> buf;
       A a;
-      fold_rows<Op>(src.values(ptrs, s, n, buf.data, st), n, 1, &a);
+      fold_rows<Op>(values(ptrs, s, n, buf.data, st), n, 1, &a);
       return a;
     }
     // A plain tensor of the accumulator type is read in place. (Converting other types into
     // bool lanes in the same loop measured slower for all/any of floats than the byte buffer
     // below; truth_reduce keeps the elements' width instead.)
-    if constexpr (Src::in_place) {
-      if (s[1] == static_cast<std::int64_t>(sizeof(A))) return chunk_reduce<Op, A>(reinterpret_cast<const A*>(ptrs[1]), n);
-    }
+    if (src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)))
+      return chunk_reduce<Op, A>(reinterpret_cast<const A*>(ptrs[1]), n);
     // all/any of a plain tensor of 4- or 8-byte numbers: read in place too.
-    if constexpr (requires { Op::all_of; Src::plain_leaf; }) {
-      using V = typename Src::V;
-      if constexpr (Src::plain_leaf && std::is_same_v<A, bool> && std::is_arithmetic_v<V> &&
-                    (sizeof(V) == 4 || sizeof(V) == 8)) {
-        if (s[1] == static_cast<std::int64_t>(sizeof(V)))
-          return truth_reduce<Op::all_of>(reinterpret_cast<const V*>(ptrs[1]), n);
-      }
+    if constexpr (requires { Op::all_of; }) {
+      if (src.truth && s[1] == src.truth_width) return src.truth(Op::all_of, ptrs[1], n);
     }
-    // A source with a kernel of its own for this row and Op (einsum's dot of two contiguous rows).
-    if constexpr (requires(A& out) { { src.template reduce_row<Op>(ptrs, s, n, out) } -> std::same_as<bool>; }) {
-      if (A out; src.template reduce_row<Op>(ptrs, s, n, out)) return out;
-    }
+    // A source with a kernel of its own for this row (einsum's dot of two contiguous rows).
+    if (src.reduce_row)
+      if (A out; src.reduce_row(src.ctx, ptrs, s, n, out)) return out;
     chunk_buffer<A, reduce_chunk> buf;
     char* p[max_operands];
-    for (std::size_t k = 0; k <= src.operands(); ++k) p[k] = ptrs[k];
+    for (std::size_t k = 0; k <= src.operands; ++k) p[k] = ptrs[k];
     A acc = Op::template identity<A>();
     for (std::int64_t c = 0; c < n; c += reduce_chunk) {
       const std::int64_t m = n - c < reduce_chunk ? n - c : reduce_chunk;
-      acc = Op::combine(acc, chunk_reduce<Op, A>(src.values(p, s, m, buf.data, st), m));
+      acc = Op::combine(acc, chunk_reduce<Op, A>(values(p, s, m, buf.data, st), m));
       step(p, s, m);
     }
     return acc;
@@ -850,7 +885,7 @@ struct reduction_kernels {
     // 4 KiB a row, 32 KiB for a group, in L1 beside the accumulators.
     chunk_buffer<A, chunk> buf[outer_group];
     const std::int64_t period = short_period(n, sizeof(A));
-    if (period > 0 && rows >= period && back_to_back(s, row_step, self.src.operands() + 1, n))
+    if (period > 0 && rows >= period && back_to_back(s, row_step, self.src.operands + 1, n))
       return self.periodic(ptrs, s, n, static_cast<A*>(acc), st, rows, period, buf[0].data);
     if (n <= chunk) {
       // Rows of up to 4 KiB one at a time, each combined straight into the accumulators: the
@@ -862,8 +897,8 @@ struct reduction_kernels {
       // rows of [4096, 4096]: 2.5 ms against 3.2 one at a time).
       for (std::int64_t r = 0; r < rows; ++r) {
         char* p[max_operands];
-        for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k] + r * row_step[k];
-        combine_row<Op>(self.src.values(p, s, n, buf[0].data, st), static_cast<A*>(acc), n);
+        for (std::size_t k = 0; k <= self.src.operands; ++k) p[k] = ptrs[k] + r * row_step[k];
+        combine_row<Op>(self.values(p, s, n, buf[0].data, st), static_cast<A*>(acc), n);
       }
       return;
     }
@@ -874,8 +909,8 @@ struct reduction_kernels {
         const A* v[outer_group];
         for (std::int64_t r = 0; r < group; ++r) {
           char* p[max_operands];
-          for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k] + (r0 + r) * row_step[k] + c * s[k];
-          v[r] = self.src.values(p, s, m, buf[r].data, st);
+          for (std::size_t k = 0; k <= self.src.operands; ++k) p[k] = ptrs[k] + (r0 + r) * row_step[k] + c * s[k];
+          v[r] = self.values(p, s, m, buf[r].data, st);
         }
         combine_rows<Op>(v, group, static_cast<A*>(acc) + c, m);
       }
@@ -890,10 +925,10 @@ struct reduction_kernels {
     chunk_buffer<A, 1024 / sizeof(A) + 1> lane;
     init(lane.data, lanes);
     char* p[max_operands];
-    for (std::size_t q = 0; q <= src.operands(); ++q) p[q] = ptrs[q];
+    for (std::size_t q = 0; q <= src.operands; ++q) p[q] = ptrs[q];
     for (std::int64_t c = 0; c < total; c += per_chunk) {
       const std::int64_t m = std::min(per_chunk, total - c);
-      const A* v = src.values(p, s, m, buf, st);
+      const A* v = values(p, s, m, buf, st);
       combine_periods<Op>(v, m, lane.data, lanes);
       step(p, s, m);
     }
@@ -913,17 +948,17 @@ struct reduction_kernels {
     constexpr std::int64_t block = sizeof(A) >= 1024 ? 1 : 1024 / static_cast<std::int64_t>(sizeof(A));
     chunk_buffer<A, short_row * block> buf;
     chunk_buffer<A, block> res;
-    const bool flat = back_to_back(s, step_by, src.operands() + 1, n);
+    const bool flat = back_to_back(s, step_by, src.operands + 1, n);
     char* p[max_operands];
     for (std::int64_t o0 = 0; o0 < count; o0 += block) {
       const std::int64_t m = std::min(block, count - o0);
-      for (std::size_t q = 0; q <= src.operands(); ++q) p[q] = ptrs[q] + o0 * step_by[q];
+      for (std::size_t q = 0; q <= src.operands; ++q) p[q] = ptrs[q] + o0 * step_by[q];
       if (flat) {
-        fold_rows<Op>(src.values(p, s, m * n, buf.data, st), n, m, res.data);
+        fold_rows<Op>(values(p, s, m * n, buf.data, st), n, m, res.data);
       } else {
         init(res.data, m);
         for (std::int64_t j = 0; j < n; ++j) {
-          combine_row<Op>(src.values(p, step_by, m, buf.data, st), res.data, m);
+          combine_row<Op>(values(p, step_by, m, buf.data, st), res.data, m);
           step(p, s, 1);
         }
       }
@@ -938,12 +973,12 @@ struct reduction_kernels {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
     if (n <= short_row) return self.short_rows(ptrs, s, n, count, step_by, st, add);
     char* p[max_operands];
-    for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] = ptrs[k];
+    for (std::size_t k = 0; k <= self.src.operands; ++k) p[k] = ptrs[k];
     for (std::int64_t r = 0; r < count; ++r) {
       // identity combined with the row: the same bits as the tree's single leaf
       A& out = *reinterpret_cast<A*>(p[0]);
       out = Op::combine(add ? out : Op::template identity<A>(), self.reduce(p, s, n, st));
-      for (std::size_t k = 0; k <= self.src.operands(); ++k) p[k] += step_by[k];
+      for (std::size_t k = 0; k <= self.src.operands; ++k) p[k] += step_by[k];
     }
   }
   static void store(char* out, std::int64_t stride, const void* acc, std::int64_t n) {

@@ -97,7 +97,8 @@ using sum_result_t = std::conditional_t<std::is_integral_v<V>, std::int64_t, V>;
   extern template A chunk_reduce<Op, A, A>(const A*, std::int64_t);                          \
   extern template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t); \
   extern template void combine_periods<Op, A>(const A*, std::int64_t, A*, std::int64_t);     \
-  extern template void fold_rows<Op, A>(const A*, std::int64_t, std::int64_t, A*);
+  extern template void fold_rows<Op, A>(const A*, std::int64_t, std::int64_t, A*);            \
+  extern template struct reduction_kernels<Op, A>;
 STRATA_FOR_EACH_REDUCE_LOOP(STRATA_REDUCE_LOOPS)
 #undef STRATA_REDUCE_LOOPS
 }  // namespace strata::detail
@@ -173,7 +174,10 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
     detail::leaf_operands<E> ls(e, full);
     const dim_vector out_strides = detail::broadcast_strides(keep.sizes(), keep.strides(), full);
     ls.ops[0] = detail::loop_operand{reinterpret_cast<char*>(keep.data_ptr()), out_strides, sizeof(A)};
-    const detail::reduction_kernels<Op, A, detail::expr_values<A, E>> rows{{detail::kernel<A, E>{&e}}};
+    const detail::kernel<A, E> k{&e};
+    static constexpr detail::compute_fns fns = detail::kernel<A, E>::fns();
+    const detail::expr_source source{&k, &fns, E::leaf_count};
+    const detail::reduction_kernels<Op, A> rows{detail::source_of<A, requires { Op::all_of; }>(e, source)};
     detail::reduce_execute(detail::make_plan(full, std::span<const detail::loop_operand>(ls.ops, ls.count + 1)), rows.erased());
     if (averaged) {
       std::int64_t n = 1;

@@ -96,27 +96,27 @@ T dot_lanes(const T* __restrict x, const T* __restrict y, std::int64_t n) {
   return acc[0];
 }
 
-/// The values a reduction of the operands' product reads (see reduction_kernels); summed
-/// (the only reduction einsum runs), two contiguous float or double rows take dot_lanes.
+/// The values a reduction of the operands' product reads (a value_source); summed (the only
+/// reduction einsum runs), two contiguous float or double rows take dot_lanes.
 template <class A, class T>
 struct product_values {
-  static constexpr bool in_place = false;
   std::size_t count;
-  std::size_t operands() const { return count; }
-  template <class Op>
-  bool reduce_row(char* const* p, const std::int64_t* s, std::int64_t n, A& out) const {
-    if constexpr (std::is_same_v<Op, plus_r> && std::is_same_v<A, T> && std::is_floating_point_v<T>) {
-      constexpr auto w = static_cast<std::int64_t>(sizeof(T));
-      if (count == 2 && s[1] == w && s[2] == w) {
-        out = dot_lanes(reinterpret_cast<const T*>(p[1]), reinterpret_cast<const T*>(p[2]), n);
-        return true;
-      }
-    }
-    return false;
+  static bool dot(const void* ctx, char* const* p, const std::int64_t* s, std::int64_t n, A& out) {
+    constexpr auto w = static_cast<std::int64_t>(sizeof(T));
+    if (static_cast<const product_values*>(ctx)->count != 2 || s[1] != w || s[2] != w) return false;
+    out = dot_lanes(reinterpret_cast<const T*>(p[1]), reinterpret_cast<const T*>(p[2]), n);
+    return true;
   }
-  const A* values(char* const* p, const std::int64_t* s, std::int64_t n, A* buf, loop_status*) const {
-    product_row<A, T>(count, p, s, n, buf);
+  static const A* values(const void* ctx, char* const* p, const std::int64_t* s, std::int64_t n, A* buf,
+                         loop_status*) {
+    product_row<A, T>(static_cast<const product_values*>(ctx)->count, p, s, n, buf);
     return buf;
+  }
+  /// The source a sum of the products reads (this must outlive it).
+  value_source<A> source() const {
+    value_source<A> v{&values, this, count};
+    if constexpr (std::is_same_v<A, T> && std::is_floating_point_v<T>) v.reduce_row = &dot;
+    return v;
   }
 };
 
@@ -250,7 +250,8 @@ Tensor<T> fused(std::span<const term<T>> terms, const dim_vector& out, const std
             rows.stream ? &fence_streams : nullptr);
     return result;
   }
-  const reduction_kernels<plus_r, A, product_values<A, T>> kernels{{terms.size()}};
+  const product_values<A, T> products{terms.size()};
+  const reduction_kernels<plus_r, A> kernels{products.source()};
   reduce_execute(make_plan(sizes, ops), kernels.erased());
   if constexpr (!std::is_same_v<A, T>) result.copy_(acc);
   return result;
