@@ -747,6 +747,9 @@ void combine_rows(const A* const* v, std::int64_t rows, A* acc, std::int64_t n) 
   }
 }
 
+/// What all/any may read in place: none, or a plain tensor of 4- or 8-byte floats or integers.
+enum class truth_kind { none, f32, f64, i32, i64 };
+
 /// Where a reduction's values come from, described at run time: the reduction's loops
 /// (reduction_kernels<Op, A>) are compiled once per operation and accumulator, whatever the
 /// expression, and call `values` a chunk at a time.
@@ -758,10 +761,9 @@ struct value_source {
   const void* ctx;
   std::size_t operands;   ///< inputs (operands 1..operands; operand 0 is the output)
   bool in_place = false;  ///< input 1 alone, a tensor of A: a unit-stride run is read where it lies
-  /// all/any of a plain tensor of 4- or 8-byte numbers, truth_width bytes each, read in place
-  /// (unit stride) without converting to bool; null for other sources.
-  bool (*truth)(bool all, const char* p, std::int64_t n) = nullptr;
-  std::int64_t truth_width = 0;
+  /// Input 1 alone, a plain tensor of 4- or 8-byte numbers: all/any read it in place (unit
+  /// stride) by truth_reduce, without converting to bool.
+  truth_kind truth = truth_kind::none;
   /// A row reduced by the source's own kernel (einsum's dot of two contiguous rows): true if
   /// it did; null for other sources.
   bool (*reduce_row)(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A& out) = nullptr;
@@ -789,24 +791,17 @@ const A* expr_values(const void* ctx, char* const* ptrs, const std::int64_t* s, 
   compute_row(e.kernel, *e.fns, p, st0, n, st);
   return buf;
 }
-/// value_source::truth for a plain tensor of V.
-template <class V>
-bool truth_row(bool all, const char* p, std::int64_t n) {
-  const V* v = reinterpret_cast<const V*>(p);
-  return all ? truth_reduce<true>(v, n) : truth_reduce<false>(v, n);
-}
-
-/// The values of expression e (with kernel k) as a reduction accumulating in A reads them,
-/// for an operation that is all/any or not.
-template <class A, bool Truth, class E>
+/// The values of expression e (with kernel k) as a reduction by Op accumulating in A reads them.
+template <class Op, class A, class E>
 value_source<A> source_of(const E&, const expr_source& k) {
   value_source<A> v{&expr_values<A>, &k, E::leaf_count};
   if constexpr (requires { E::is_plain_leaf; }) {
     using V = typename E::value_type;
     v.in_place = std::is_same_v<V, A>;
-    if constexpr (Truth && std::is_same_v<A, bool> && std::is_arithmetic_v<V> && (sizeof(V) == 4 || sizeof(V) == 8)) {
-      v.truth = &truth_row<V>;
-      v.truth_width = sizeof(V);
+    if constexpr (requires { Op::all_of; } && std::is_same_v<A, bool> && std::is_arithmetic_v<V> &&
+                  (sizeof(V) == 4 || sizeof(V) == 8)) {
+      if constexpr (std::is_floating_point_v<V>) v.truth = sizeof(V) == 4 ? truth_kind::f32 : truth_kind::f64;
+      else v.truth = sizeof(V) == 4 ? truth_kind::i32 : truth_kind::i64;
     }
   }
   return v;
@@ -848,7 +843,15 @@ struct reduction_kernels {
       return chunk_reduce<Op, A>(reinterpret_cast<const A*>(ptrs[1]), n);
     // all/any of a plain tensor of 4- or 8-byte numbers: read in place too.
     if constexpr (requires { Op::all_of; }) {
-      if (src.truth && s[1] == src.truth_width) return src.truth(Op::all_of, ptrs[1], n);
+      const auto row = [&]<class V>(const V*) { return truth_reduce<Op::all_of>(reinterpret_cast<const V*>(ptrs[1]), n); };
+      const std::int64_t w = s[1];
+      switch (src.truth) {
+        case truth_kind::none: break;
+        case truth_kind::f32: if (w == 4) return row(static_cast<const float*>(nullptr)); break;
+        case truth_kind::f64: if (w == 8) return row(static_cast<const double*>(nullptr)); break;
+        case truth_kind::i32: if (w == 4) return row(static_cast<const std::uint32_t*>(nullptr)); break;
+        case truth_kind::i64: if (w == 8) return row(static_cast<const std::uint64_t*>(nullptr)); break;
+      }
     }
     // A source with a kernel of its own for this row (einsum's dot of two contiguous rows).
     if (src.reduce_row)

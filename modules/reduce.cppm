@@ -177,7 +177,7 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
     const detail::kernel<A, E> k{&e};
     static constexpr detail::compute_fns fns = detail::kernel<A, E>::fns();
     const detail::expr_source source{&k, &fns, E::leaf_count};
-    const detail::reduction_kernels<Op, A> rows{detail::source_of<A, requires { Op::all_of; }>(e, source)};
+    const detail::reduction_kernels<Op, A> rows{detail::source_of<Op, A>(e, source)};
     detail::reduce_execute(detail::make_plan(full, std::span<const detail::loop_operand>(ls.ops, ls.count + 1)), rows.erased());
     if (averaged) {
       std::int64_t n = 1;
