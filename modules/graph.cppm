@@ -188,7 +188,7 @@ struct grad_values {
   grad_inputs in;
 
   /// The source a reduction reads (this must outlive it).
-  value_source<A> source() const { return {&values, this, in.count}; }
+  value_source<A> source() const { return {nullptr, &values, this, in.count}; }
   static const A* values(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf,
                          loop_status* st) {
     const auto& [tree, run, position, positions, in] = *static_cast<const grad_values*>(ctx);

@@ -752,10 +752,13 @@ enum class truth_kind { none, f32, f64, i32, i64 };
 
 /// Where a reduction's values come from, described at run time: the reduction's loops
 /// (reduction_kernels<Op, A>) are compiled once per operation and accumulator, whatever the
-/// expression, and call `values` a chunk at a time.
+/// expression, and read the values a chunk at a time.
 template <class A>
 struct value_source {
-  /// n values along dim 0 (input k at ptrs[k], byte stride s[k], k >= 1) into buf; returns buf.
+  /// An expression's compute kernel (ctx its kernel<A, E>): values computed through compute_row.
+  const compute_fns* fns;
+  /// Or, without fns: n values along dim 0 (input k at ptrs[k], byte stride s[k], k >= 1) into
+  /// buf, returning buf (a derivative's tape, einsum's products).
   const A* (*values)(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf,
                      loop_status* st);
   const void* ctx;
@@ -769,32 +772,12 @@ struct value_source {
   bool (*reduce_row)(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A& out) = nullptr;
 };
 
-/// A value_source's context for an expression: the compute kernel of kernel<A, E>.
-struct expr_source {
-  const void* kernel;
-  const compute_fns* fns;
-  std::size_t operands;
-};
-/// value_source::values for an expression_source: n values computed through compute_row.
-template <class A>
-const A* expr_values(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, A* buf,
-                     loop_status* st) {
-  const auto& e = *static_cast<const expr_source*>(ctx);
-  char* p[max_operands];
-  std::int64_t st0[max_operands];
-  p[0] = reinterpret_cast<char*>(buf);
-  st0[0] = sizeof(A);
-  for (std::size_t k = 1; k <= e.operands; ++k) {
-    p[k] = ptrs[k];
-    st0[k] = s[k];
-  }
-  compute_row(e.kernel, *e.fns, p, st0, n, st);
-  return buf;
-}
-/// The values of expression e (with kernel k) as a reduction by Op accumulating in A reads them.
+/// The values of expression e, computed by k (which must outlive the reduction), as a
+/// reduction by Op accumulating in A reads them.
 template <class Op, class A, class E>
-value_source<A> source_of(const E&, const expr_source& k) {
-  value_source<A> v{&expr_values<A>, &k, E::leaf_count};
+value_source<A> source_of(const kernel<A, E>& k) {
+  static constexpr compute_fns fns = kernel<A, E>::fns();
+  value_source<A> v{&fns, nullptr, &k, E::leaf_count};
   if constexpr (requires { E::is_plain_leaf; }) {
     using V = typename E::value_type;
     v.in_place = std::is_same_v<V, A>;
@@ -823,9 +806,29 @@ struct reduction_kernels {
     for (std::size_t k = 1; k <= src.operands; ++k) p[k] += m * s[k];
   }
   // n values along dim 0 as a contiguous array: in place when they lie so, else into buf.
-  const A* values(char* const* p, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
+  [[gnu::always_inline]] const A* values(char* const* p, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
     if (src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(p[1]);
-    return src.values(src.ctx, p, s, n, buf, st);
+    if (!src.fns) return src.values(src.ctx, p, s, n, buf, st);
+    char* q[max_operands];
+    std::int64_t qs[max_operands];
+    q[0] = reinterpret_cast<char*>(buf);
+    qs[0] = sizeof(A);
+    // The inputs copied one by one for the usual few (a loop would become two calls of memcpy).
+    switch (const std::size_t m = src.operands) {
+      default:
+        for (std::size_t k = 5; k <= m; ++k) {
+          q[k] = p[k];
+          qs[k] = s[k];
+        }
+        [[fallthrough]];
+      case 4: q[4] = p[4], qs[4] = s[4]; [[fallthrough]];
+      case 3: q[3] = p[3], qs[3] = s[3]; [[fallthrough]];
+      case 2: q[2] = p[2], qs[2] = s[2]; [[fallthrough]];
+      case 1: q[1] = p[1], qs[1] = s[1]; [[fallthrough]];
+      case 0: break;
+    }
+    compute_row(src.ctx, *src.fns, q, qs, n, st);
+    return buf;
   }
   A reduce(char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) const {
     // A short row: its values in index order from the identity, as short_rows folds them, so

@@ -175,9 +175,7 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
     const dim_vector out_strides = detail::broadcast_strides(keep.sizes(), keep.strides(), full);
     ls.ops[0] = detail::loop_operand{reinterpret_cast<char*>(keep.data_ptr()), out_strides, sizeof(A)};
     const detail::kernel<A, E> k{&e};
-    static constexpr detail::compute_fns fns = detail::kernel<A, E>::fns();
-    const detail::expr_source source{&k, &fns, E::leaf_count};
-    const detail::reduction_kernels<Op, A> rows{detail::source_of<Op, A>(e, source)};
+    const detail::reduction_kernels<Op, A> rows{detail::source_of<Op>(k)};
     detail::reduce_execute(detail::make_plan(full, std::span<const detail::loop_operand>(ls.ops, ls.count + 1)), rows.erased());
     if (averaged) {
       std::int64_t n = 1;

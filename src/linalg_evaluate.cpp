@@ -114,7 +114,7 @@ struct product_values {
   }
   /// The source a sum of the products reads (this must outlive it).
   value_source<A> source() const {
-    value_source<A> v{&values, this, count};
+    value_source<A> v{nullptr, &values, this, count};
     if constexpr (std::is_same_v<A, T> && std::is_floating_point_v<T>) v.reduce_row = &dot;
     return v;
   }
