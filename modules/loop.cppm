@@ -789,6 +789,9 @@ value_source<A> source_of(const kernel<A, E>& k) {
   }
   return v;
 }
+/// A kernel that would not outlive the reduction.
+template <class Op, class A, class E>
+void source_of(const kernel<A, E>&&) = delete;
 
 /// The row kernels of a reduction by Op, accumulating in A, of the values src produces (see
 /// reduce_kernel): an expression's, a derivative's in backward, einsum's products. Compiled

@@ -112,10 +112,12 @@ struct product_values {
     product_row<A, T>(static_cast<const product_values*>(ctx)->count, p, s, n, buf);
     return buf;
   }
-  /// The source a sum of the products reads (this must outlive it).
+  /// The source a reduction by Op of the products reads (this must outlive it); a sum of two
+  /// contiguous float or double rows takes dot.
+  template <class Op>
   value_source<A> source() const {
     value_source<A> v{nullptr, &values, this, count};
-    if constexpr (std::is_same_v<A, T> && std::is_floating_point_v<T>) v.reduce_row = &dot;
+    if constexpr (std::is_same_v<Op, plus_r> && std::is_same_v<A, T> && std::is_floating_point_v<T>) v.reduce_row = &dot;
     return v;
   }
 };
@@ -251,7 +253,7 @@ Tensor<T> fused(std::span<const term<T>> terms, const dim_vector& out, const std
     return result;
   }
   const product_values<A, T> products{terms.size()};
-  const reduction_kernels<plus_r, A> kernels{products.source()};
+  const reduction_kernels<plus_r, A> kernels{products.template source<plus_r>()};
   reduce_execute(make_plan(sizes, ops), kernels.erased());
   if constexpr (!std::is_same_v<A, T>) result.copy_(acc);
   return result;
