@@ -2,14 +2,8 @@
 // Autograd's public face: grad mode and its guards, the functional grad() and zero_grad().
 // Recording and the engine are strata.graph (internal); the derivatives are strata.tensor's
 // (views, copies) and strata.expr's (expressions, reductions).
-module;
-#include <cstddef>
-#include <memory>
-#include <optional>
-#include <type_traits>
-#include <string>
-#include <vector>
 export module strata.autograd;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

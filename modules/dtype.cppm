@@ -1,17 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Element types, their dtype tags, and PyTorch's type promotion.
 module;
-#include <bit>
-#include <climits>
 #include <boost/multiprecision/cpp_bin_float.hpp>
-#include <complex>
-#include <string>
-#include <cstddef>
-#include <cstdint>
-#include <ostream>
-#include <string_view>
-#include <type_traits>
 export module strata.dtype;
+import strata.std;
 
 namespace strata::detail {
 constexpr std::uint16_t float_to_half_bits(float f) noexcept {

@@ -2,25 +2,9 @@
 // Autograd's derivatives built from the node types at compile time: the ref tree, the rules
 // (PyTorch 1.13's derivatives.yaml) and the chunk tape that runs a tree's backward.
 module;
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <complex>
-#include <concepts>
-#include <cstdint>
-#include <initializer_list>
-#include <limits>
-#include <memory>
-#include <new>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 #include "dtype_list.hpp"
 export module strata.expr:derivatives;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;
@@ -844,7 +828,7 @@ template <element O, class E>
 void record(const E& e, Tensor<O>& out) {
   if constexpr (differentiable_v<O>) {
     if (!grad_enabled() || !e.requires_grad()) return;
-    auto n = std::make_shared<expr_node<E, O>>(e);
+    auto n = strata::detail::make_shared<expr_node<E, O>>(e);
     n->versions = versions_of(e);
     link(e, n, out);
   }

@@ -1,25 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The public operators and functions that build expressions (a + b, exp(x), where, clamp,
 // the compound assignments).
-module;
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <complex>
-#include <concepts>
-#include <cstdint>
-#include <initializer_list>
-#include <limits>
-#include <memory>
-#include <new>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 export module strata.expr:functions;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

@@ -1,25 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The assignment funnel: what an assignment instantiates in a user's translation unit (the
 // leaves' views, the kernel and the calls into src/assign.cpp, which holds the rest).
-module;
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <complex>
-#include <concepts>
-#include <cstdint>
-#include <initializer_list>
-#include <limits>
-#include <memory>
-#include <new>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 export module strata.expr:funnel;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

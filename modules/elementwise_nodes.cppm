@@ -2,25 +2,8 @@
 // Expression nodes: the tiny types an expression tree is built of (leaf, scalar, unary,
 // binary, where, cast), holding tensor handles and scalars by value, and expression_base,
 // the members every node shares.
-module;
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <complex>
-#include <concepts>
-#include <cstdint>
-#include <initializer_list>
-#include <limits>
-#include <memory>
-#include <new>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 export module strata.expr:nodes;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

@@ -1,25 +1,8 @@
 // SPDX-License-Identifier: MIT
 // What may appear in an expression, the result type of an operation, and the op functors
 // (the element kernels of every operation: arithmetic, comparisons, math, classification).
-module;
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <complex>
-#include <concepts>
-#include <cstdint>
-#include <initializer_list>
-#include <limits>
-#include <memory>
-#include <new>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 export module strata.expr:ops;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
-module;
-#include <stdexcept>
-#include <string>
 export module strata.error;
+import strata.std;
 
 export namespace strata {
 /// Base of every exception strata throws for bad input.

@@ -6,14 +6,8 @@
 // copies in strata.tensor, expressions and reductions in strata.expr, where each derivative
 // is built from the node types at compile time, and the backward's loop that runs such a
 // derivative over a recorded shape (src/grad_loop.cpp). The public face is strata.autograd.
-module;
-#include <cstdint>
-#include <type_traits>
-#include <memory>
-#include <span>
-#include <utility>
-#include <vector>
 export module strata.graph;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

@@ -6,15 +6,8 @@
 // place; index values are checked before anything is written.
 module;
 #include "dtype_list.hpp"
-#include <complex>
-#include <cstdint>
-#include <initializer_list>
-#include <optional>
-#include <span>
-#include <string_view>
-#include <type_traits>
-#include <vector>
 export module strata.indexing;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

@@ -1,16 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Printing in PyTorch's format and .npy files.
-module;
-#include <complex>
-#include <cstdint>
-#include <cstring>
-#include <fstream>
-#include <ostream>
-#include <string>
-#include <string_view>
-#include <type_traits>
-#include <vector>
 export module strata.io;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

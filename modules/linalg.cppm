@@ -7,17 +7,8 @@
 // intermediate), large matmul-shaped ones are batched GEMM calls on OpenBLAS, and three or
 // more operands are contracted pairwise in a greedy order. Everything here is compiled once
 // per dtype.
-module;
-#include <complex>
-#include <cstdint>
-#include <memory>
-#include <span>
-#include <string>
-#include <string_view>
-#include <type_traits>
-#include <utility>
-#include <vector>
 export module strata.linalg;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;
@@ -120,7 +111,7 @@ template <element T>
 einsum_expr<T> einsum(std::string_view equation, const std::vector<Tensor<T>>& operands) {
   const std::vector<dim_vector> sizes = detail::sizes_of_all<T>(operands);
   einsum_expr<T> e;
-  e.spec = std::make_shared<const detail::einsum_spec>(detail::parse_einsum(equation, sizes, e.out_shape));
+  e.spec = strata::detail::make_shared<const detail::einsum_spec>(detail::parse_einsum(equation, sizes, e.out_shape));
   e.operands = operands;
   for (const Tensor<T>& t : operands) e.versions.push_back(t.storage().version());
   return e;
@@ -139,7 +130,7 @@ einsum_expr<detail::value_t<First>> einsum(std::string_view equation, const Firs
   (e.operands.push_back(detail::as_tensor(rest)), ...);
   for (const Tensor<T>& t : e.operands) e.versions.push_back(t.storage().version());
   const std::vector<dim_vector> sizes = detail::sizes_of_all<T>(e.operands);
-  e.spec = std::make_shared<const detail::einsum_spec>(detail::parse_einsum(equation, sizes, e.out_shape));
+  e.spec = strata::detail::make_shared<const detail::einsum_spec>(detail::parse_einsum(equation, sizes, e.out_shape));
   return e;
 }
 }  // namespace strata
@@ -161,7 +152,7 @@ template <class A, class B, class... Args>
 Tensor<value_t<A>> product(einsum_spec (*make)(int_list, int_list, Args...), const A& x, const B& y, Args... args) {
   using T = value_t<A>;
   const Tensor<T> ops[2] = {as_tensor(x), as_tensor(y)};
-  auto spec = std::make_shared<const einsum_spec>(make(ops[0].sizes(), ops[1].sizes(), args...));
+  auto spec = strata::detail::make_shared<const einsum_spec>(make(ops[0].sizes(), ops[1].sizes(), args...));
   Tensor<T> out = einsum_run<T>(*spec, ops, nullptr);
   if constexpr (differentiable_v<T>) record_einsum<T>(spec, ops, out);
   return out;

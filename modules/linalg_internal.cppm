@@ -5,14 +5,8 @@
 // imported by those files only, never by the interface, so importers of strata.linalg see
 // none of it. Declarations only where it can be (the definitions live in the .cpp files):
 // consumers of the installed package compile this file again.
-module;
-#include <cstddef>
-#include <cstdint>
-#include <limits>
-#include <span>
-#include <utility>
-#include <vector>
 module strata.linalg:internal;
+import strata.std;
 import strata.dtype;
 import strata.shape;
 

@@ -6,23 +6,8 @@
 //
 // This module is strata's internal layer: strata.tensor, strata.expr and strata.io import it,
 // nothing re-exports it, so none of its names are visible to users of `import strata;`.
-module;
-#include <algorithm>
-#include <atomic>
-#include <complex>
-#include <concepts>
-#include <climits>
-#include <cstdint>
-#include <cstring>
-#include <limits>
-#include <new>
-#include <numeric>
-#include <span>
-#include <string>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 export module strata.loop;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;
@@ -43,10 +28,10 @@ using compute_t = std::conditional_t<is_reduced_float_v<T>, float, T>;
 template <class To>
 To float_to_integer(double d) noexcept {
   if constexpr (sizeof(To) == 8) {
-    if (!(d >= -0x1p63 && d < 0x1p63)) return static_cast<To>(std::int64_t{INT64_MIN});
+    if (!(d >= -0x1p63 && d < 0x1p63)) return static_cast<To>(std::numeric_limits<std::int64_t>::min());
     return static_cast<To>(static_cast<std::int64_t>(d));
   } else {
-    if (!(d > -0x1p31 - 1.0 && d < 0x1p31)) return static_cast<To>(std::int32_t{INT32_MIN});
+    if (!(d > -0x1p31 - 1.0 && d < 0x1p31)) return static_cast<To>(std::numeric_limits<std::int32_t>::min());
     return static_cast<To>(static_cast<std::int32_t>(d));
   }
 }

@@ -11,17 +11,8 @@
 // complex dtypes. Everything heavy is compiled once per dtype in src/manip.cpp.
 module;
 #include "dtype_list.hpp"
-#include <complex>
-#include <cstdint>
-#include <initializer_list>
-#include <limits>
-#include <optional>
-#include <span>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <vector>
 export module strata.manip;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

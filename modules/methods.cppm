@@ -4,13 +4,8 @@
 // in modules above this one (strata.expr, strata.manip, strata.indexing, ...), so a method
 // reaches its function by argument-dependent lookup where it is used: in the translation unit
 // that imported strata.
-module;
-#include <concepts>
-#include <cstdint>
-#include <optional>
-#include <string_view>
-#include <utility>
 export module strata.tensor:methods;
+import strata.std;
 import strata.dtype;
 import strata.shape;
 

@@ -7,12 +7,8 @@
 // layout give the same values. The samplers are compiled once per dtype in src/random.cpp.
 module;
 #include "dtype_list.hpp"
-#include <array>
-#include <complex>
-#include <cstdint>
-#include <mutex>
-#include <type_traits>
 export module strata.random;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

@@ -4,23 +4,10 @@
 // along reduced dims); summed with fixed-shape pairwise trees, so results are accurate on
 // every axis and bitwise identical for any thread count.
 module;
-#include <algorithm>
-#include <array>
-#include <bit>
-#include <cmath>
-#include <complex>
-#include <cstdint>
-#include <limits>
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <type_traits>
-#include <utility>
-#include <vector>
 
 #include "dtype_list.hpp"
 export module strata.expr:reduce;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;
@@ -522,7 +509,7 @@ template <class Op, class A, class R, class E>
 void record_reduce(const reduce_expr<Op, A, R, E>& x, Tensor<R>& out) {
   if constexpr (differentiable_v<R> && !std::is_same_v<Op, all_r> && !std::is_same_v<Op, any_r>) {
     if (!grad_enabled() || !x.requires_grad()) return;
-    auto n = std::make_shared<reduce_node<Op, A, R, E>>(x);
+    auto n = strata::detail::make_shared<reduce_node<Op, A, R, E>>(x);
     n->versions = versions_of(x.e);
     if constexpr (!std::is_same_v<Op, sum_r>) {
       n->result = out.detach();

@@ -1,18 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Sizes and strides: small inline vectors, broadcasting, contiguity, dim wrapping.
-module;
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <initializer_list>
-#include <new>
-#include <ostream>
-#include <span>
-#include <string>
-#include <type_traits>
-#include <vector>
 export module strata.shape;
+import strata.std;
 import strata.error;
 
 export namespace strata {

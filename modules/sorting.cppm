@@ -7,17 +7,8 @@
 // (value, index) sequences, so even an unstable sort returns torch's indices.
 module;
 #include "dtype_list.hpp"
-#include <complex>
-#include <concepts>
-#include <cstdint>
-#include <optional>
-#include <span>
-#include <string_view>
-#include <tuple>
-#include <type_traits>
-#include <utility>
-#include <vector>
 export module strata.sorting;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

@@ -5,17 +5,8 @@
 // lazy; the arg-reductions walk their input once in src/stats.cpp (values and indices).
 module;
 #include "dtype_list.hpp"
-#include <algorithm>
-#include <cmath>
-#include <complex>
-#include <cstdint>
-#include <limits>
-#include <optional>
-#include <string>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 export module strata.expr:stats;
+import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.shape;

@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Reference-counted, 64-byte aligned element buffers shared by every view of them.
-module;
-#include <cstddef>
-#include <cstdint>
-#include <atomic>
-#include <memory>
-#include <new>
-#include <type_traits>
 export module strata.storage;
+import strata.std;
 import strata.dtype;
 import strata.error;
 

@@ -4,21 +4,8 @@
 // and fills run on the loop engine.
 module;
 #include "dtype_list.hpp"
-#include <algorithm>
-#include <complex>
-#include <concepts>
-#include <cstdint>
-#include <tuple>
-#include <initializer_list>
-#include <functional>
-#include <memory>
-#include <optional>
-#include <span>
-#include <string>
-#include <type_traits>
-#include <utility>
-#include <vector>
 export module strata.tensor;
+import strata.std;
 export import strata.error;
 export import strata.dtype;
 export import strata.shape;
@@ -181,7 +168,7 @@ void record_function(Tensor<T>& out, std::span<const Tensor<T>> inputs, typename
   if constexpr (differentiable_v<T>) {
     if (!grad_enabled()) return;
     using access = autograd_access<Tensor<T>>;
-    auto node = std::make_shared<function_node<T>>();
+    auto node = strata::detail::make_shared<function_node<T>>();
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].requires_grad()) continue;
       node->inputs.push_back(access::meta(inputs[i]));
@@ -637,7 +624,7 @@ class Tensor : public tensor_methods<Tensor<T>> {
       throw error("you can only change requires_grad flags of leaf variables. If you want to use a computed "
                   "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
     if (!meta_ && !on) return;
-    if (!meta_) meta_ = std::make_shared<detail::autograd_meta>();
+    if (!meta_) meta_ = strata::detail::make_shared<detail::autograd_meta>();
     meta_->requires_grad = on;
   }
 
@@ -857,7 +844,7 @@ struct autograd_access<Tensor<T>> {
   static const std::shared_ptr<autograd_meta>& meta(const Tensor<T>& t) noexcept { return t.meta_; }
   /// Makes t the output of node n.
   static void set_grad_fn(Tensor<T>& t, std::shared_ptr<grad_node> n, bool view_of_leaf = false) {
-    auto m = std::make_shared<autograd_meta>();
+    auto m = strata::detail::make_shared<autograd_meta>();
     m->requires_grad = true;
     m->view_of_leaf = view_of_leaf;
     m->grad_fn = std::move(n);
@@ -972,7 +959,7 @@ void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kin
     using access = autograd_access<Tensor<T>>;
     std::function<Tensor<T>(const Tensor<T>&)> fn;
     if (kind == view_kind::general) fn = std::move(replay);
-    auto node = std::make_shared<view_node<T, T>>(base.sizes().vec(), std::move(fn), kind);
+    auto node = strata::detail::make_shared<view_node<T, T>>(base.sizes().vec(), std::move(fn), kind);
     node->inputs.push_back(access::meta(base));
     access::set_grad_fn(view, std::move(node), base.is_leaf() || access::meta(base)->view_of_leaf);
   }
@@ -981,7 +968,7 @@ void record_view(const Tensor<T>& base, Tensor<T>& view, Replay replay, view_kin
 template <element In, element Out>
 void record_copy(const Tensor<In>& source, Tensor<Out>& copy) {
   if constexpr (differentiable_v<In> && differentiable_v<Out>) {
-    auto node = std::make_shared<view_node<In, Out>>(source.sizes().vec(), nullptr, view_kind::identity);
+    auto node = strata::detail::make_shared<view_node<In, Out>>(source.sizes().vec(), nullptr, view_kind::identity);
     node->inputs.push_back(autograd_access<Tensor<In>>::meta(source));
     autograd_access<Tensor<Out>>::set_grad_fn(copy, std::move(node));
   }
