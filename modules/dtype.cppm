@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Element types, their dtype tags, and PyTorch's type promotion.
 module;
-#include <boost/multiprecision/cpp_bin_float.hpp>
+#include "dtype_list.hpp"
 export module strata.dtype;
 import strata.std;
 
@@ -97,47 +97,9 @@ using float128 = boost::multiprecision::number<
 // translation unit) compute with float128. Needed: clang 19 does not find declarations of a
 // global module fragment at instantiation, even from the module's primary interface.
 export namespace boost::multiprecision {
-using boost::multiprecision::operator+;
-using boost::multiprecision::operator-;
-using boost::multiprecision::operator*;
-using boost::multiprecision::operator/;
-using boost::multiprecision::operator==;
-using boost::multiprecision::operator!=;
-using boost::multiprecision::operator<;
-using boost::multiprecision::operator<=;
-using boost::multiprecision::operator>;
-using boost::multiprecision::operator>=;
-using boost::multiprecision::operator<<;
-using boost::multiprecision::operator>>;
-using boost::multiprecision::abs;
-using boost::multiprecision::fabs;
-using boost::multiprecision::sqrt;
-using boost::multiprecision::exp;
-using boost::multiprecision::expm1;
-using boost::multiprecision::log;
-using boost::multiprecision::log1p;
-using boost::multiprecision::sin;
-using boost::multiprecision::cos;
-using boost::multiprecision::tan;
-using boost::multiprecision::tanh;
-using boost::multiprecision::floor;
-using boost::multiprecision::ceil;
-using boost::multiprecision::round;
-using boost::multiprecision::trunc;
-using boost::multiprecision::pow;
-using boost::multiprecision::fmod;
-using boost::multiprecision::isnan;
-using boost::multiprecision::isinf;
-using boost::multiprecision::isfinite;
-using boost::multiprecision::signbit;
-using boost::multiprecision::log2;
-using boost::multiprecision::log10;
-using boost::multiprecision::exp2;
-using boost::multiprecision::erf;
-using boost::multiprecision::erfc;
-using boost::multiprecision::hypot;
-using boost::multiprecision::atan2;
-using boost::multiprecision::copysign;
+#define STRATA_USING_FLOAT128(f) using boost::multiprecision::f;
+STRATA_FOR_EACH_FLOAT128_FUNCTION(STRATA_USING_FLOAT128)
+#undef STRATA_USING_FLOAT128
 }  // namespace boost::multiprecision
 
 // Shared by the operator modules (exported in detail).

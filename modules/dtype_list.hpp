@@ -28,3 +28,12 @@
 #define STRATA_FOR_EACH_REDUCE_LOOP(X)                                                   \
   STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, float) STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, double) \
   STRATA_FOR_EACH_REDUCE_LOOP_TYPE(X, std::int64_t) X(all_r, bool) X(any_r, bool)
+
+/// float128's operators and math functions (Boost's), exported by strata.std to strata's modules
+/// and re-exported by strata.dtype to users.
+#define STRATA_FOR_EACH_FLOAT128_FUNCTION(X) \
+  X(operator+) X(operator-) X(operator*) X(operator/) X(operator==) X(operator!=) \
+  X(operator<) X(operator<=) X(operator>) X(operator>=) X(operator<<) X(operator>>) X(abs) \
+  X(fabs) X(sqrt) X(exp) X(expm1) X(log) X(log1p) X(sin) X(cos) X(tan) X(tanh) X(floor) \
+  X(ceil) X(round) X(trunc) X(pow) X(fmod) X(isnan) X(isinf) X(isfinite) X(signbit) X(log2) \
+  X(log10) X(exp2) X(erf) X(erfc) X(hypot) X(atan2) X(copysign)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The standard library's names that strata's interfaces use, included once: every other module
+// The standard library's (and Boost.Multiprecision's) names that strata's interfaces use, included once: every other module
 // imports this one instead of including the headers in its own global module fragment, so the
 // standard library is parsed, stored and merged once per build instead of once per module.
 // Internal: no module re-exports it, so a user's code sees only the headers it includes itself.
 module;
+#include <boost/multiprecision/cpp_bin_float.hpp>
+#include "dtype_list.hpp"
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -148,6 +150,17 @@ using std::operator/;
 using std::operator<<;
 using std::operator>>;
 }  // namespace std
+
+// float128 (Boost's number) finds its operators and functions by argument-dependent lookup.
+export namespace boost::multiprecision {
+using boost::multiprecision::number;
+using boost::multiprecision::cpp_bin_float;
+using boost::multiprecision::digit_base_2;
+using boost::multiprecision::et_off;
+#define STRATA_USING_FLOAT128(f) using boost::multiprecision::f;
+STRATA_FOR_EACH_FLOAT128_FUNCTION(STRATA_USING_FLOAT128)
+#undef STRATA_USING_FLOAT128
+}  // namespace boost::multiprecision
 
 // make_shared is a friend of shared_ptr, and clang refuses a friend whose name a using
 // declaration in the same namespace redeclares: it is exported under strata::detail.
