@@ -92,10 +92,10 @@ using float128 = boost::multiprecision::number<
 }  // namespace strata
 
 
-// float128's operators and math functions live in Boost's namespace: re-export them so that
-// `import strata;` alone lets users (and strata's kernels, instantiated in the user's
-// translation unit) compute with float128. Needed: clang 19 does not find declarations of a
-// global module fragment at instantiation, even from the module's primary interface.
+// float128's operators and math functions live in Boost's namespace, which strata.std exports
+// to strata's modules only (it is not re-exported): re-export them so that `import strata;`
+// alone lets users (and strata's kernels, instantiated in the user's translation unit)
+// compute with float128.
 export namespace boost::multiprecision {
 #define STRATA_USING_FLOAT128(f) using boost::multiprecision::f;
 STRATA_FOR_EACH_FLOAT128_FUNCTION(STRATA_USING_FLOAT128)

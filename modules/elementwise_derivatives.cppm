@@ -513,7 +513,7 @@ void write_chunk(const E& e, const P& p, std::int64_t n, W* out) {
     for (std::int64_t i = 0; i < n; ++i) out[i] = convert<W>(static_cast<V>(e.template at<0>(p, i)));
   } else {  // float128: out may be raw memory, construct in it (the values die with the chunk)
     static_assert(std::is_trivially_destructible_v<W>);
-    for (std::int64_t i = 0; i < n; ++i) ::new (out + i) W(convert<W>(static_cast<V>(e.template at<0>(p, i))));
+    for (std::int64_t i = 0; i < n; ++i) std::construct_at(out + i, convert<W>(static_cast<V>(e.template at<0>(p, i))));
   }
 }
 

@@ -209,13 +209,14 @@ struct floor_divide_op : same_type {
       if ((a % b != 0) && ((a < 0) != (b < 0))) q = static_cast<C>(q - 1);
       return q;
     } else {
+      using std::copysign;
       using std::fmod;
       using std::floor;
       if (b == 0) return a / b;
       const C mod = fmod(a, b);
       C div = (a - mod) / b;
       if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-      if (div == 0) return std::copysign(C(0), a / b);
+      if (div == 0) return copysign(C(0), a / b);
       const C fl = floor(div);
       return div - fl > C(0.5) ? fl + 1 : fl;
     }

@@ -860,7 +860,7 @@ struct reduction_kernels {
   }
 
   static void init(void* acc, std::int64_t n) {
-    for (std::int64_t j = 0; j < n; ++j) ::new (static_cast<A*>(acc) + j) A(Op::template identity<A>());
+    for (std::int64_t j = 0; j < n; ++j) std::construct_at(static_cast<A*>(acc) + j, Op::template identity<A>());
   }
   static void combine(void* dst, const void* src, std::int64_t n) {
     A* d = static_cast<A*>(dst);

@@ -27,7 +27,6 @@ module;
 #include <numeric>
 #include <optional>
 #include <ostream>
-#include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -50,6 +49,7 @@ using std::ceil;
 using std::complex;
 using std::conditional_t;
 using std::conj;
+using std::construct_at;
 using std::copy;
 using std::copysign;
 using std::cos;
@@ -111,7 +111,6 @@ using std::ostream;
 using std::pair;
 using std::pow;
 using std::ptrdiff_t;
-using std::random_device;
 using std::remove_cv_t;
 using std::remove_cvref_t;
 using std::rotate;

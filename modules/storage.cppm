@@ -45,7 +45,7 @@ class storage {
     } else {
       storage s = allocate_elements(n, sizeof(T), false);
       T* p = static_cast<T*>(s.data());
-      for (std::int64_t i = 0; i < n; ++i) new (p + i) T{};  // value-initialized: zero
+      for (std::int64_t i = 0; i < n; ++i) std::construct_at(p + i);  // value-initialized: zero
       s.set_destroy([](void* d, std::int64_t k) {
         for (std::int64_t i = 0; i < k; ++i) static_cast<T*>(d)[i].~T();
       });

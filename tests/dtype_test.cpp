@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <vector>
 #include "golden.hpp"
 import strata;
 using namespace strata;
@@ -78,6 +79,22 @@ TEST_CASE("float128 sits above float64 among floats", "[dtype][promotion]") {
   static_assert(std::is_same_v<promote_t<float128, std::int64_t>, float128>);
   static_assert(promote_with_scalar(dtype::float128, category::floating) == dtype::float128);
   static_assert(promote_with_scalar(dtype::float128, category::complex) == dtype::complex128);
+}
+
+TEST_CASE("float128 floor_divide rounds toward -inf and keeps zero's sign, as float64 does", "[dtype][float128]") {
+  // torch.floor_divide(tensor([7.5, -7.5, 1.0, -1.0, -0.0, 3.0]), tensor([2., 2., 0., 4., 3., 4.]))
+  //   == tensor([3., -4., inf, -1., -0., 0.])
+  const auto a = strata::tensor<strata::float128>({7.5, -7.5, 1.0, -1.0, -0.0, 3.0});
+  const auto b = strata::tensor<strata::float128>({2.0, 2.0, 0.0, 4.0, 3.0, 4.0});
+  const auto q = strata::Tensor<strata::float128>(strata::floor_divide(a, b));
+  const std::vector<double> want = {3.0, -4.0, std::numeric_limits<double>::infinity(), -1.0, -0.0, 0.0};
+  const auto got = q.to_vector();
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO(i);
+    CHECK(static_cast<double>(got[i]) == want[i]);
+    CHECK(std::signbit(static_cast<double>(got[i])) == std::signbit(want[i]));
+  }
 }
 
 TEST_CASE("promote_t and the scalar rule in C++ types", "[dtype][promotion]") {
