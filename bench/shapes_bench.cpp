@@ -115,6 +115,50 @@ void small_matmul(benchmark::State& s) {
     };
   });
 }
+template <class T, class F>
+void short_case(benchmark::State& s, std::int64_t n, std::int64_t dim, F f) {
+  run(s, [&] { return [x = filled<T>({shapes::rows, n}), dim, f] { keep(f(x, dim)); }; });
+}
+void cumsum_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<double>(s, n, dim, [](const auto& x, std::int64_t d) { return st::cumsum(x, d); });
+}
+void softmax_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<float>(s, n, dim, [](const auto& x, std::int64_t d) { return st::softmax(x, d); });
+}
+void argmax_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<float>(s, n, dim, [](const auto& x, std::int64_t d) { return st::argmax(x, d); });
+}
+void logsumexp_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<double>(s, n, dim, [](const auto& x, std::int64_t d) { return st::logsumexp(x, {d}); });
+}
+void var_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<double>(s, n, dim, [](const auto& x, std::int64_t d) { return st::var(x, {d}); });
+}
+void norm_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<double>(s, n, dim, [](const auto& x, std::int64_t d) { return st::norm(x, 2, {d}); });
+}
+void affine3(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled<float>({shapes::rows, 3}), w = st::tensor({0.5f, -1.0f, 2.0f}), b = st::tensor({1.0f, 2.0f, 3.0f})] {
+      keep(x * w + b);
+    };
+  });
+}
+void conv_unfold_einsum(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled<float>({8, 16, 34, 34}), w = filled<float>({32, 16, 3, 3}, -0.5, 1e-3)] {
+      keep(st::einsum("bchwij,ocij->bohw", x.unfold(2, 3, 1).unfold(3, 3, 1), w));
+    };
+  });
+}
+void conv_im2col_matmul(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled<float>({8, 16, 34, 34}), w = filled<float>({32, 16, 3, 3}, -0.5, 1e-3)] {
+      auto cols = x.unfold(2, 3, 1).unfold(3, 3, 1).permute({0, 2, 3, 1, 4, 5}).reshape({8 * 32 * 32, 16 * 9});
+      keep(cols.matmul(w.reshape({32, 16 * 9}).t()).reshape({8, 32, 32, 32}).permute({0, 3, 1, 2}).contiguous());
+    };
+  });
+}
 }  // namespace
 
 void register_strata_shapes() {
@@ -122,7 +166,10 @@ void register_strata_shapes() {
     .sum_short_f = sum_short<float>, .sum_short_d = sum_short<double>, .sum_short_i = sum_short<std::int32_t>,
     .amax_short_f = amax_short<float>, .mean0_keep = mean0_keep, .std0_keep = std0_keep,
     .standardise = standardise, .image_sum = image_sum, .image_gray = image_gray, .cumsum_line = cumsum_line,
-    .maxpool = maxpool, .nbody = nbody, .covariance = covariance, .small_matmul = small_matmul});
+    .maxpool = maxpool, .nbody = nbody, .covariance = covariance, .small_matmul = small_matmul, .cumsum_short_d = cumsum_short,
+    .softmax_short_f = softmax_short, .argmax_short_f = argmax_short, .logsumexp_short_d = logsumexp_short,
+    .var_short_d = var_short, .norm_short_d = norm_short, .affine3 = affine3,
+    .conv_unfold_einsum = conv_unfold_einsum, .conv_im2col_matmul = conv_im2col_matmul});
 }
 
 void register_torch_shapes();  // shapes_torch.cpp, or the empty one below without Torch

@@ -26,6 +26,11 @@ struct cases {
   fn maxpool;                                      ///< 2x2 max-pool by unfold + amax, [8, 16, 34, 34] float
   fn nbody;                                        ///< accelerations of bodies particles (double)
   fn covariance, small_matmul;                     ///< [rows, 5]^T @ [rows, 5] double; [rows, 3] @ [3, 3] float
+  short_fn cumsum_short_d;                         ///< cumsum(x, dim), x [rows, n] double
+  short_fn softmax_short_f, argmax_short_f;        ///< softmax(x, dim), argmax(x, dim), x [rows, n] float
+  short_fn logsumexp_short_d, var_short_d, norm_short_d;  ///< logsumexp, var, 2-norm over {dim}, [rows, n] double
+  fn affine3;                                      ///< x * w + b, x [rows, 3] float, w and b [3]
+  fn conv_unfold_einsum, conv_im2col_matmul;       ///< 3x3 conv of [8, 16, 34, 34] by [32, 16, 3, 3], float
 };
 
 /// Times one case: the library's thread count set to the state's argument (set_threads), then
@@ -70,6 +75,16 @@ inline void register_cases(const std::string& lib, const cases& c) {
         add_short("amax_float" + shape, lib, c.amax_short_f, n, dim);
       }
     }
+  for (std::int64_t dim : {0, 1})
+    for (std::int64_t n : {3, 5, 16}) {
+      const std::string shape = "[" + std::to_string(rows) + "," + std::to_string(n) + "]/dim" + std::to_string(dim);
+      add_short("cumsum_double" + shape, lib, c.cumsum_short_d, n, dim);
+      add_short("softmax_float" + shape, lib, c.softmax_short_f, n, dim);
+      add_short("argmax_float" + shape, lib, c.argmax_short_f, n, dim);
+      add_short("logsumexp_double" + shape, lib, c.logsumexp_short_d, n, dim);
+      add_short("var_double" + shape, lib, c.var_short_d, n, dim);
+      add_short("norm_double" + shape, lib, c.norm_short_d, n, dim);
+    }
   add("mean_keep[200000,5]/dim0", lib, c.mean0_keep);
   add("std_keep[200000,5]/dim0", lib, c.std0_keep);
   add("standardise_inline[200000,5]", lib, c.standardise);
@@ -80,5 +95,8 @@ inline void register_cases(const std::string& lib, const cases& c) {
   add("nbody_accel[1024]", lib, c.nbody);
   add("covariance[200000,5]", lib, c.covariance);
   add("matmul[200000,3]x[3,3]", lib, c.small_matmul);
+  add("affine_float[200000,3]", lib, c.affine3);
+  add("conv3x3_unfold_einsum[8,16,34,34]", lib, c.conv_unfold_einsum);
+  add("conv3x3_im2col_matmul[8,16,34,34]", lib, c.conv_im2col_matmul);
 }
 }  // namespace shapes

@@ -82,6 +82,49 @@ void small_matmul(benchmark::State& s) {
     };
   });
 }
+template <at::ScalarType T, class F>
+void short_case(benchmark::State& s, std::int64_t n, std::int64_t dim, F f) {
+  run(s, [&] { return [x = filled({shapes::rows, n}, T), dim, f] { keep(f(x, dim)); }; });
+}
+void cumsum_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<at::kDouble>(s, n, dim, [](const at::Tensor& x, std::int64_t d) { return x.cumsum(d); });
+}
+void softmax_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<at::kFloat>(s, n, dim, [](const at::Tensor& x, std::int64_t d) { return x.softmax(d); });
+}
+void argmax_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<at::kFloat>(s, n, dim, [](const at::Tensor& x, std::int64_t d) { return x.argmax(d); });
+}
+void logsumexp_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<at::kDouble>(s, n, dim, [](const at::Tensor& x, std::int64_t d) { return x.logsumexp({d}); });
+}
+void var_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<at::kDouble>(s, n, dim, [](const at::Tensor& x, std::int64_t d) { return x.var(at::IntArrayRef{d}); });
+}
+void norm_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  short_case<at::kDouble>(s, n, dim, [](const at::Tensor& x, std::int64_t d) { return x.norm(2, {d}); });
+}
+void affine3(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled({shapes::rows, 3}, at::kFloat), w = at::tensor({0.5f, -1.0f, 2.0f}),
+            b = at::tensor({1.0f, 2.0f, 3.0f})] { keep(x * w + b); };
+  });
+}
+void conv_unfold_einsum(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled({8, 16, 34, 34}, at::kFloat), w = filled({32, 16, 3, 3}, at::kFloat, -0.5, 1e-3)] {
+      keep(at::einsum("bchwij,ocij->bohw", {x.unfold(2, 3, 1).unfold(3, 3, 1), w}));
+    };
+  });
+}
+void conv_im2col_matmul(benchmark::State& s) {
+  run(s, [] {
+    return [x = filled({8, 16, 34, 34}, at::kFloat), w = filled({32, 16, 3, 3}, at::kFloat, -0.5, 1e-3)] {
+      auto cols = x.unfold(2, 3, 1).unfold(3, 3, 1).permute({0, 2, 3, 1, 4, 5}).reshape({8 * 32 * 32, 16 * 9});
+      keep(cols.matmul(w.reshape({32, 16 * 9}).t()).reshape({8, 32, 32, 32}).permute({0, 3, 1, 2}).contiguous());
+    };
+  });
+}
 }  // namespace
 
 void register_torch_shapes() {
@@ -100,5 +143,14 @@ void register_torch_shapes() {
   c.nbody = nbody;
   c.covariance = covariance;
   c.small_matmul = small_matmul;
+  c.cumsum_short_d = cumsum_short;
+  c.softmax_short_f = softmax_short;
+  c.argmax_short_f = argmax_short;
+  c.logsumexp_short_d = logsumexp_short;
+  c.var_short_d = var_short;
+  c.norm_short_d = norm_short;
+  c.affine3 = affine3;
+  c.conv_unfold_einsum = conv_unfold_einsum;
+  c.conv_im2col_matmul = conv_im2col_matmul;
   shapes::register_cases("torch", c);
 }

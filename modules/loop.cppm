@@ -178,14 +178,16 @@ using row_fn = void (*)(const void* ctx, char* const* ptrs, const std::int64_t* 
 /// A run of tiles: `count` tiles of n0 x n1 elements (dims 0 and 1), tile c of operand k at
 /// ptrs[k] + c * step[k]; s0[k] and s1[k] step operand k along dims 0 and 1 (all in bytes).
 /// The tiles of a tiled plan, or pieces (`piece` x up to `piece_rows`) of rows an untiled plan
-/// walks a few at a time.
+/// walks a few at a time, or (`flat`) n1 short rows computed as one row of n0 * n1 elements.
 struct tile_span {
   const std::int64_t* s0;
   const std::int64_t* s1;
   const std::int64_t* step;
   std::int64_t count, n0, n1;
-  std::int64_t nops;  ///< operands, output included
-  bool prefetch;      ///< the operands are beyond the caches: prefetch_tile pays
+  std::int64_t nops;   ///< operands, output included
+  bool prefetch;       ///< the operands are beyond the caches: prefetch_tile pays
+  bool flat = false;   ///< one tile of n1 short rows, each operand continuing its row into the
+                       ///< next (s1 = n0 * s0), repeating it (s1 = 0) or broadcast along it (s0 = 0)
 };
 /// A tile kernel: runs the tiles of span (one call per run, so its setup is paid once a run).
 using tile_fn = void (*)(const void* ctx, char* const* ptrs, const tile_span& span, loop_status* status);

@@ -130,10 +130,28 @@ std::int64_t interleaved_rows(const loop_plan& p) {
   return streams == 0 ? 1 : std::clamp<std::int64_t>(interleave_streams / streams, 1, piece_rows);
 }
 
+// Rows up to this long are computed as one row when their operands allow (flat_rows).
+constexpr std::int64_t flat_row = 48;
+
+// True when a plan's rows are short and every operand either continues its row into the next
+// along dim 1 (s1 = n0 * s0), repeats it (s1 = 0: w in x[N, 3] * w) or is broadcast along it
+// (s0 = 0: q in d[N, 3] * q[N, 1]), the output continuing: a tile kernel then computes runs of
+// rows as one row, with the repeated operands staged once a run.
+bool flattens_rows(const loop_plan& p) {
+  const auto nops = static_cast<std::size_t>(p.nops);
+  if (p.sizes.size() < 2 || p.sizes[0] > flat_row) return false;
+  const std::int64_t n0 = p.sizes[0];
+  for (std::size_t k = 0; k < nops; ++k) {
+    const std::int64_t s0 = p.strides[k], s1 = p.strides[nops + k];
+    if (s1 != n0 * s0 && (k == 0 || (s1 != 0 && s0 != 0))) return false;
+  }
+  return true;
+}
+
 // Elements [e0, e1) in the plan's order: partial first row, whole rows, partial last. With a
 // tile kernel, whole rows go `together` at a time (interleaved_rows) when they are
 // consecutive along dim 1: their whole pieces as one run of piece x together tiles, the rest of
-// each row to fn.
+// each row to fn; short rows that flattens_rows allows go as runs along dim 1, one flat tile each.
 void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn fn, tile_fn tfn, const void* ctx,
                   loop_status* st) {
   const auto nops = static_cast<std::size_t>(p.nops);
@@ -149,8 +167,18 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
   for (std::size_t k = 0; k < nops; ++k) step[k] = piece * s0[k];
   const tile_span sp{s0, s0 + nops, step, n0 / piece, piece, together, p.nops, false};
   const std::int64_t done = sp.count * piece;  // elements of a row in the run
+  tile_span flat{s0, s0 + nops, step, 1, n0, 0, p.nops, false, true};
+  const bool flat_ok = tfn && flattens_rows(p);
   char* ptrs[max_operands];
   for (;;) {
+    if (flat_ok && col == 0 && remaining >= n0) {
+      flat.n1 = std::min(od.left_in_row(), remaining / n0);
+      tfn(ctx, od.ptrs, flat, st);
+      remaining -= flat.n1 * n0;
+      if (remaining == 0) return;
+      od.advance(flat.n1);
+      continue;
+    }
     if (col == 0 && together > 1 && remaining >= together * n0 && od.left_in_row() >= together) {
       tfn(ctx, od.ptrs, sp, st);
       for (std::int64_t q = 0; q < together; ++q, od.next()) {

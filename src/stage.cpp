@@ -91,6 +91,59 @@ struct stage_ctx {
   const compute_fns* f;
 };
 
+// n1 short rows of n0 elements (a flat tile_span) computed as one row, in chunks of whole
+// rows: an operand that continues its row into the next is read as one row (in place, or
+// gathered by its stride); one that repeats its row (s1 = 0) is staged once as a chunk of
+// whole rows, which every chunk reads; one broadcast along the row (s0 = 0, s1 != 0) has its
+// value for each row filled n0 times a chunk. The output continues its rows.
+void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const tile_span& sp, loop_status* st) {
+  const std::int64_t* w = f.widths;
+  const std::size_t nin = f.nops - 1;
+  const std::int64_t n0 = sp.n0, n1 = sp.n1;
+  const std::int64_t per = chunk_for(f) / n0;  // rows a chunk
+  if (per < 2 || n1 < 2) {                     // rows too long for a chunk, or a lone row
+    char* p[max_operands];
+    for (std::int64_t j = 0; j < n1; ++j) {
+      for (std::size_t k = 0; k < f.nops; ++k) p[k] = ptrs[k] + j * sp.s1[k];
+      any_row(kctx, f, p, sp.s0, n0, st);
+    }
+    return;
+  }
+  const std::int64_t chunk = per * n0, n = n0 * n1;
+  alignas(64) char scratch[stage_bytes];
+  char* buf[max_operands];
+  std::int64_t s[max_operands];  // each operand's stride along the one row; 0 when staged here
+  bool per_row[max_operands];    // broadcast along its rows: filled each chunk
+  std::int64_t at = 0;
+  for (std::size_t k = 0; k < f.nops; ++k) {
+    buf[k] = scratch + at;
+    at += round64(chunk * w[k]);
+    const bool continues = sp.s1[k] == n0 * sp.s0[k];
+    s[k] = continues ? sp.s0[k] : 0;
+    per_row[k] = !continues && sp.s0[k] == 0;
+    if (k == 0 || per_row[k]) continue;
+    if (continues && s[k] == 0) gather(ptrs[k], 0, chunk, w[k], buf[k]);  // one value throughout
+    else if (!continues)
+      for (std::int64_t r = 0; r < per; ++r) gather(ptrs[k], sp.s0[k], n0, w[k], buf[k] + r * n0 * w[k]);
+  }
+  const char* in[max_operands];
+  gather_job jobs[max_operands];
+  const std::size_t njobs = plan_gather(ptrs + 1, s + 1, w + 1, nin, buf + 1, in, jobs);
+  const bool out_unit = s[0] == w[0];
+  char* p[max_operands];
+  for (std::int64_t r = 0; r < n1; r += per) {
+    const std::int64_t rows = n1 - r < per ? n1 - r : per, c = r * n0, len = rows * n0;
+    if (njobs != 0) gather_jobs(jobs, njobs, c, len, n);
+    p[0] = out_unit ? ptrs[0] + c * s[0] : buf[0];
+    for (std::size_t k = 1; k <= nin; ++k) {
+      if (per_row[k]) fill_rows(ptrs[k] + r * sp.s1[k], sp.s1[k], n0, rows, w[k], buf[k]);
+      p[k] = s[k] == w[k] ? ptrs[k] + c * s[k] : const_cast<char*>(in[k - 1]);
+    }
+    unit_row(kctx, f, p, len, st);
+    if (!out_unit) scatter(buf[0], len, w[0], ptrs[0] + c * s[0], s[0]);
+  }
+}
+
 void row_entry(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st) {
   const auto& c = *static_cast<const stage_ctx*>(ctx);
   any_row(c.kctx, *c.f, ptrs, s, n, st);
@@ -109,6 +162,7 @@ bool transposed(std::int64_t s0, std::int64_t s1, std::int64_t w) { return s1 ==
 void tile_entry(const void* ctx, char* const* ptrs, const tile_span& sp, loop_status* st) {
   const auto& c = *static_cast<const stage_ctx*>(ctx);
   const compute_fns& f = *c.f;
+  if (sp.flat) return flat_rows(c.kctx, f, ptrs, sp, st);
   const std::int64_t* w = f.widths;
   const std::size_t nops = f.nops;
   const std::int64_t *s0 = sp.s0, *s1 = sp.s1;

@@ -467,6 +467,90 @@ TEST_CASE("layouts: channels of one interleaved base (strides 2, 3 and 4)", "[en
 }
 
 namespace {
+// A leaf of an [outer, rows, n] output with a short row n, as the short-rows staging meets
+// them: the full shape (contiguous, every second element of wider rows, transposed, or rows
+// narrowed out of wider ones), the row alone ([n], repeated by every row, maybe flipped), a
+// value a row ([rows, 1]), or one value ([1]).
+template <class T>
+st::Tensor<T> short_row_leaf(diff::rng_t& g, const ivec& sizes, int kind) {
+  const I n = sizes.back(), rows = sizes[sizes.size() - 2];
+  switch (kind) {
+    case 0: return diff::filled<T>(g, sizes);
+    case 1: {
+      ivec wide = sizes;
+      wide.back() = 2 * n;
+      return diff::filled<T>(g, wide).slice(-1, 1, 2 * n, 2);
+    }
+    case 2: return laid_out<T>(g, sizes, 4);
+    case 3: {
+      ivec wide = sizes;
+      wide.back() = n + 2;
+      return diff::filled<T>(g, wide).narrow(-1, 1, n);
+    }
+    case 4: return diff::filled<T>(g, {n});
+    case 5: return diff::filled<T>(g, {n}).flip({0});
+    case 6: return diff::filled<T>(g, {rows, 1});
+    default: return diff::filled<T>(g, {1});
+  }
+}
+
+// a * b + c over [outer, rows, n] with n of 2-60 (either side of the staging's bound), the
+// leaves as short_row_leaf lays them out, the output fresh, contiguous, every second element
+// of wider rows or narrowed out of wider ones; on 1 or 2 threads (the threads' shares start
+// mid-row). Against the naive reference.
+template <class T>
+void check_short_rows(std::uint64_t seed, int iterations) {
+  diff::rng_t g(seed);
+  for (int it = 0; it < iterations; ++it) {
+    st::set_num_threads(static_cast<int>(diff::rnd(g, 1, 2)));
+    const I n = diff::rnd(g, 2, 60), rows = diff::rnd(g, 1, 4) == 1 ? diff::rnd(g, 1, 40) : diff::rnd(g, 1000, 40000 / n + 1000);
+    ivec sizes{rows, n};
+    if (diff::rnd(g, 0, 3) == 0) sizes.insert(sizes.begin(), diff::rnd(g, 2, 3));
+    const std::array<int, 3> kinds{static_cast<int>(diff::rnd(g, 0, 7)), static_cast<int>(diff::rnd(g, 0, 7)),
+                                   static_cast<int>(diff::rnd(g, 0, 7))};
+    const auto a = short_row_leaf<T>(g, sizes, kinds[0]), b = short_row_leaf<T>(g, sizes, kinds[1]),
+               c = short_row_leaf<T>(g, sizes, kinds[2]);
+    const auto expr = a * b + c;
+    using V = typename std::remove_cvref_t<decltype(expr)>::value_type;
+    const ivec out_sizes(expr.sizes().begin(), expr.sizes().end());
+    st::Tensor<V> out;
+    const int out_kind = static_cast<int>(diff::rnd(g, 0, 3));
+    if (out_kind == 3) {
+      out = expr;
+    } else {
+      out = short_row_leaf<V>(g, out_sizes, out_kind == 2 ? 3 : out_kind);
+      out.assign(expr);
+    }
+    ivec idx(out_sizes.size(), 0);
+    const I numel = st::numel_of(out_sizes);
+    I bad = -1;
+    for (I e = 0; e < numel && bad < 0; ++e) {
+      const reference::ref want = element_ref(a, idx) * element_ref(b, idx) + element_ref(c, idx);
+      I off = 0;
+      for (std::size_t d = 0; d < out_sizes.size(); ++d) off += idx[d] * out.stride(static_cast<I>(d));
+      if (!close_to(out.data_ptr()[off], want)) bad = e;
+      for (std::size_t d = out_sizes.size(); d-- > 0;) {
+        if (++idx[d] < out_sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+    INFO(st::dtype_v<T> << ", iteration " << it << ", sizes " << st::to_string(st::int_list(out_sizes)) << ", leaves "
+                        << kinds[0] << " " << kinds[1] << " " << kinds[2] << ", out strides "
+                        << st::to_string(st::int_list(out.strides())) << ": element " << bad);
+    CHECK(bad == -1);
+  }
+  st::set_num_threads(1);
+}
+}  // namespace
+
+TEST_CASE("layouts: short rows with operands repeated or broadcast along them", "[engine][layouts]") {
+  check_short_rows<float>(800, 60);
+  check_short_rows<double>(810, 40);
+  check_short_rows<std::uint8_t>(820, 25);
+  check_short_rows<std::int64_t>(830, 25);
+}
+
+namespace {
 // sum (or amax) over a random set of dims, keepdim or not, of a * b + c with random layouts,
 // against the naive sum in double (bounded by the sum of magnitudes) or the exact maximum.
 template <class T, bool Max>
