@@ -232,6 +232,10 @@ struct reduce_kernel {
                std::int64_t count, const std::int64_t* step, loop_status* status, bool add);
   /// out[j * stride] = acc[j] for j < n (out is the accumulator type).
   void (*store)(char* out, std::int64_t stride, const void* acc, std::int64_t n);
+  /// The values are an expression's (computed by the staging): runs of short rows whose inputs
+  /// repeat a row or are broadcast along it are computed as one run (runs_as_one), not only
+  /// rows back to back.
+  bool computes_runs = false;
 };
 
 inline constexpr std::int64_t reduce_chunk = 512;    ///< elements evaluated at a time
@@ -257,6 +261,14 @@ constexpr std::int64_t short_period(std::int64_t n, std::int64_t size) {
 constexpr bool back_to_back(const std::int64_t* s, const std::int64_t* step, std::size_t nops, std::int64_t n) {
   for (std::size_t k = 1; k < nops; ++k)
     if (step[k] != n * s[k]) return false;
+  return true;
+}
+/// True when every input (operands 1..nops-1) either continues its run of n elements into the
+/// next (step == n * s), repeats the run (step == 0: w in x[N, 5] * w) or holds one value a
+/// run (s == 0): the staging computes such runs as one (compute_runs).
+constexpr bool runs_as_one(const std::int64_t* s, const std::int64_t* step, std::size_t nops, std::int64_t n) {
+  for (std::size_t k = 1; k < nops; ++k)
+    if (step[k] != n * s[k] && step[k] != 0 && s[k] != 0) return false;
   return true;
 }
 
@@ -450,6 +462,10 @@ void run_compute(const loop_plan& plan, const void* ctx, const compute_fns& fns)
 /// reduction's values need.
 void compute_row(const void* ctx, const compute_fns& fns, char* const* ptrs, const std::int64_t* s, std::int64_t n,
                  loop_status* st);
+/// `runs` runs of n elements, run r of operand k at ptrs[k] + r * step[k], through fns, the
+/// inputs as runs_as_one allows and the output's runs back to back: computed as one row.
+void compute_runs(const void* ctx, const compute_fns& fns, char* const* ptrs, const std::int64_t* s,
+                  const std::int64_t* step, std::int64_t n, std::int64_t runs, loop_status* status);
 
 /// Bytes an element of the output O and of each leaf type.
 template <class O, class L> struct operand_widths;
@@ -795,6 +811,30 @@ struct reduction_kernels {
   void step(char** p, const std::int64_t* s, std::int64_t m) const {
     for (std::size_t k = 1; k <= src.operands; ++k) p[k] += m * s[k];
   }
+  // True when runs of rows of n values are computed as one run (runs_values): the inputs' rows
+  // back to back, or, for an expression's values, each input continuing, repeating or
+  // broadcast along its rows.
+  bool runs_flat(const std::int64_t* s, const std::int64_t* row_step, std::int64_t n) const {
+    return back_to_back(s, row_step, src.operands + 1, n) || (src.fns && runs_as_one(s, row_step, src.operands + 1, n));
+  }
+  // The values of `rows` rows of n elements (row r of input k at p[k] + r * row_step[k]) as one
+  // contiguous run of rows * n, the inputs as runs_flat allows.
+  const A* runs_values(char* const* p, const std::int64_t* s, const std::int64_t* row_step, std::int64_t n,
+                       std::int64_t rows, A* buf, loop_status* st) const {
+    if (back_to_back(s, row_step, src.operands + 1, n)) return values(p, s, rows * n, buf, st);
+    char* q[max_operands];
+    std::int64_t qs[max_operands], qstep[max_operands];
+    q[0] = reinterpret_cast<char*>(buf);
+    qs[0] = sizeof(A);
+    qstep[0] = n * static_cast<std::int64_t>(sizeof(A));
+    for (std::size_t k = 1; k <= src.operands; ++k) {
+      q[k] = p[k];
+      qs[k] = s[k];
+      qstep[k] = row_step[k];
+    }
+    compute_runs(src.ctx, *src.fns, q, qs, qstep, n, rows, st);
+    return buf;
+  }
   // n values along dim 0 as a contiguous array: in place when they lie so, else into buf.
   [[gnu::always_inline]] const A* values(char* const* p, const std::int64_t* s, std::int64_t n, A* buf, loop_status* st) const {
     if (src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A))) return reinterpret_cast<const A*>(p[1]);
@@ -881,8 +921,8 @@ struct reduction_kernels {
     // 4 KiB a row, 32 KiB for a group, in L1 beside the accumulators.
     chunk_buffer<A, chunk> buf[outer_group];
     const std::int64_t period = short_period(n, sizeof(A));
-    if (period > 0 && rows >= period && back_to_back(s, row_step, self.src.operands + 1, n))
-      return self.periodic(ptrs, s, n, static_cast<A*>(acc), st, rows, period, buf[0].data);
+    if (period > 0 && rows >= period && self.runs_flat(s, row_step, n))
+      return self.periodic(ptrs, s, row_step, n, static_cast<A*>(acc), st, rows, period, buf[0].data);
     if (n <= chunk) {
       // Rows of up to 4 KiB one at a time, each combined straight into the accumulators: the
       // rows are read in memory order, one stream. Measured (one thread, 2^24 floats from
@@ -912,11 +952,11 @@ struct reduction_kernels {
       }
     }
   }
-  // Short rows back to back (outer): the rows x n values are one run, read a chunk of whole
-  // periods at a time; value i goes into lane i % (k * n), lanes combined a vector at a time,
+  // Short rows computed as one run (outer; runs_flat): the rows x n values are one run, read a
+  // chunk of whole periods at a time; value i goes into lane i % (k * n), lanes combined a vector at a time,
   // then each accumulator j combines lanes j, j + n, ... in order. The same bits for any threads.
-  void periodic(char* const* ptrs, const std::int64_t* s, std::int64_t n, A* acc, loop_status* st, std::int64_t rows,
-                std::int64_t k, A* buf) const {
+  void periodic(char* const* ptrs, const std::int64_t* s, const std::int64_t* row_step, std::int64_t n, A* acc,
+                loop_status* st, std::int64_t rows, std::int64_t k, A* buf) const {
     const std::int64_t lanes = k * n, total = rows * n, per_chunk = chunk / lanes * lanes;
     chunk_buffer<A, 1024 / sizeof(A) + 1> lane;
     init(lane.data, lanes);
@@ -924,9 +964,9 @@ struct reduction_kernels {
     for (std::size_t q = 0; q <= src.operands; ++q) p[q] = ptrs[q];
     for (std::int64_t c = 0; c < total; c += per_chunk) {
       const std::int64_t m = std::min(per_chunk, total - c);
-      const A* v = values(p, s, m, buf, st);
+      const A* v = runs_values(p, s, row_step, n, m / n, buf, st);
       combine_periods<Op>(v, m, lane.data, lanes);
-      step(p, s, m);
+      for (std::size_t q = 1; q <= src.operands; ++q) p[q] += m / n * row_step[q];
     }
     for (std::int64_t j = 0; j < n; ++j) {
       A a = lane.data[j];
@@ -936,7 +976,7 @@ struct reduction_kernels {
   }
   // Many short rows (inner: x [N, 5] summed over dim 1), a block of outputs at a time, each
   // output's elements combined in index order from the identity (the bits of reduce() for a
-  // row shorter than a vector). When the outputs' rows lie back to back in every input, a
+  // row shorter than a vector). When the outputs' rows are computed as one run (runs_flat), a
   // block's values are one run (in place from a tensor of A); otherwise element j of every
   // output in the block is one run, combined into the block's results a vector at a time.
   void short_rows(char* const* ptrs, const std::int64_t* s, std::int64_t n, std::int64_t count,
@@ -944,13 +984,13 @@ struct reduction_kernels {
     constexpr std::int64_t block = sizeof(A) >= 1024 ? 1 : 1024 / static_cast<std::int64_t>(sizeof(A));
     chunk_buffer<A, short_row * block> buf;
     chunk_buffer<A, block> res;
-    const bool flat = back_to_back(s, step_by, src.operands + 1, n);
+    const bool flat = runs_flat(s, step_by, n);
     char* p[max_operands];
     for (std::int64_t o0 = 0; o0 < count; o0 += block) {
       const std::int64_t m = std::min(block, count - o0);
       for (std::size_t q = 0; q <= src.operands; ++q) p[q] = ptrs[q] + o0 * step_by[q];
       if (flat) {
-        fold_rows<Op>(values(p, s, m * n, buf.data, st), n, m, res.data);
+        fold_rows<Op>(runs_values(p, s, step_by, n, m, buf.data, st), n, m, res.data);
       } else {
         init(res.data, m);
         for (std::int64_t j = 0; j < n; ++j) {
@@ -983,7 +1023,7 @@ struct reduction_kernels {
   }
 
   reduce_kernel erased() const {
-    return {this, sizeof(A), &init, &combine, &inner, &outer, &rows, &store};
+    return {this, sizeof(A), &init, &combine, &inner, &outer, &rows, &store, src.fns != nullptr};
   }
 };
 }  // namespace strata::detail

@@ -399,12 +399,16 @@ class scratch {
 bool reduced_dim(const loop_plan& p, std::size_t d) {
   return p.strides[d * static_cast<std::size_t>(p.nops)] == 0 && p.sizes[d] != 1;
 }
-// The rows per lane period (short_period) when dim 0's short rows lie back to back along the
-// reduced dim r in every input, as the kernel's lanes need; 0 otherwise.
-std::int64_t lane_period(const loop_plan& p, std::size_t r, std::int64_t acc_size) {
+// The rows per lane period (short_period) when dim 0's short rows along the reduced dim r are
+// computed as one run, as the kernel's lanes need (back to back in every input, or as
+// runs_as_one allows for a kernel that computes runs); 0 otherwise.
+std::int64_t lane_period(const loop_plan& p, std::size_t r, const reduce_kernel& kernel) {
   const auto nops = static_cast<std::size_t>(p.nops);
-  const std::int64_t k = short_period(p.sizes[0], acc_size);
-  return k > 0 && back_to_back(p.strides.data(), &p.strides[r * nops], nops, p.sizes[0]) ? k : 0;
+  const std::int64_t k = short_period(p.sizes[0], kernel.acc_size);
+  const std::int64_t* step = &p.strides[r * nops];
+  const bool one = back_to_back(p.strides.data(), step, nops, p.sizes[0]) ||
+                   (kernel.computes_runs && runs_as_one(p.strides.data(), step, nops, p.sizes[0]));
+  return k > 0 && one ? k : 0;
 }
 
 class reduction {
@@ -662,7 +666,7 @@ class reduction {
   std::int64_t leaf_rows() const {
     if (red_.empty()) return reduce_rows;
     const auto r0 = static_cast<std::size_t>(red_[0]);
-    const std::int64_t k = lane_period(p_, r0, w_);
+    const std::int64_t k = lane_period(p_, r0, k_);
     return k > 0 && p_.sizes[r0] >= reduce_rows * k ? reduce_rows * k : reduce_rows;
   }
   void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
@@ -748,7 +752,7 @@ namespace {
 // rows do not lie back to back (the 3 columns of [N, 3] @ [3, 3] summed over its inner 3);
 // the innermost kept dim when several reduced dims hold a few elements per output in all (a
 // 2 x 2 window of an unfold view). -1 when dim 0 stays.
-std::int64_t longer_vector_dim(const loop_plan& p, std::int64_t acc_size) {
+std::int64_t longer_vector_dim(const loop_plan& p, const reduce_kernel& kernel) {
   const auto kept = [&](std::size_t d) { return !reduced_dim(p, d); };
   if (p.sizes.size() < 2 || p.sizes[0] > short_row) return -1;
   if (!kept(0)) {
@@ -772,7 +776,7 @@ std::int64_t longer_vector_dim(const loop_plan& p, std::int64_t acc_size) {
     }
   }
   if (best < 0 || reduced < 0) return -1;
-  return lane_period(p, static_cast<std::size_t>(reduced), acc_size) > 0 ? -1 : best;
+  return lane_period(p, static_cast<std::size_t>(reduced), kernel) > 0 ? -1 : best;
 }
 }  // namespace
 
@@ -782,7 +786,7 @@ void reduce_execute(const loop_plan& p, const reduce_kernel& k) {
   loop_status status;
   const loop_plan* plan = &p;
   loop_plan swapped;
-  if (const std::int64_t d = longer_vector_dim(p, k.acc_size); d > 0) {
+  if (const std::int64_t d = longer_vector_dim(p, k); d > 0) {
     swapped = p;
     const auto nops = static_cast<std::size_t>(p.nops), du = static_cast<std::size_t>(d);
     std::swap(swapped.sizes[0], swapped.sizes[du]);

@@ -516,7 +516,9 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
   const bool along_lines = inner == sizes.size() || std::abs(a.xs) < std::abs(a.xi) ||
                            (std::abs(a.xs) == std::abs(a.xi) && std::abs(a.ys) < std::abs(a.yi));
   constexpr std::int64_t interleave = 4;
-  std::int64_t block = interleave;
+  // Along lines, a task scans lines of about 4096 elements in all, interleave at a time: short
+  // lines (cumsum(x, -1) of x [N, 3]) cost a task each otherwise.
+  std::int64_t block = interleave * std::max<std::int64_t>(1, 4096 / (interleave * std::max<std::int64_t>(a.n, 1)));
   if (!along_lines) {
     const std::int64_t most = std::max<std::int64_t>(16, 32768 / static_cast<std::int64_t>(sizeof(typename Op::state)));
     const std::int64_t per_outer = (threads_for(numel) + outer_count - 1) / outer_count;
@@ -540,18 +542,21 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
       t.x += xo + first * a.xi;
       t.y += yo + first * a.yi;
       if (t.ix) t.ix += yo + first * a.yi;
+      const auto lines_from = [&](std::int64_t b) {
+        scan_args<Op> line = t;
+        line.x += b * a.xi;
+        line.y += b * a.yi;
+        if (line.ix) line.ix += b * a.yi;
+        return line;
+      };
       if (rows) {
         scan_rows(op, t, count, buf.data());
+      } else if (along_lines) {  // interleave lines at a time, the rest each alone (running values in registers)
+        std::int64_t b = 0;
+        for (; b + interleave <= count; b += interleave) scan_block<interleave>(op, lines_from(b), interleave, buf.data());
+        for (; b < count; ++b) scan_block<1>(op, lines_from(b), 1, buf.data());
       } else if (count == interleave) {
         scan_block<interleave>(op, t, count, buf.data());
-      } else if (along_lines) {  // fewer lines than interleaved: each alone, its running value in a register
-        for (std::int64_t b = 0; b < count; ++b) {
-          scan_args<Op> line = t;
-          line.x += b * a.xi;
-          line.y += b * a.yi;
-          if (line.ix) line.ix += b * a.yi;
-          scan_block<1>(op, line, 1, buf.data());
-        }
       } else {
         scan_block<0>(op, t, count, buf.data());
       }

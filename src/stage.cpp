@@ -251,4 +251,18 @@ void compute_row(const void* ctx, const compute_fns& fns, char* const* ptrs, con
                  loop_status* st) {
   any_row(ctx, fns, ptrs, s, n, st);
 }
+
+void compute_runs(const void* ctx, const compute_fns& fns, char* const* ptrs, const std::int64_t* s,
+                  const std::int64_t* step, std::int64_t n, std::int64_t runs, loop_status* st) {
+  if (fns.strided) {  // no buffers for elements that are not trivially copyable: a run at a time
+    char* p[max_operands];
+    for (std::int64_t r = 0; r < runs; ++r) {
+      for (std::size_t k = 0; k < fns.nops; ++k) p[k] = ptrs[k] + r * step[k];
+      fns.strided(ctx, p, s, n, st);
+    }
+    return;
+  }
+  const tile_span sp{s, step, nullptr, 1, n, runs, static_cast<std::int64_t>(fns.nops), false, true};
+  flat_rows(ctx, fns, ptrs, sp, st);
+}
 }  // namespace strata::detail

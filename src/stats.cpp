@@ -44,6 +44,7 @@ struct arg_job {
   std::vector<std::int64_t> outer_sizes, outer_strides, outer_out_strides;  // the other dims
   void* values;
   std::int64_t* indices;
+  std::int64_t per = 1, positions = 1;  // outer positions a task, and in all
 };
 
 /// Offsets of outer position p (row-major over outer_sizes) in the input and the outputs.
@@ -109,6 +110,61 @@ std::int64_t first_extreme(const T* __restrict x, std::int64_t n) {
   }
 }
 
+// Lanes this few (the kept dim beside a reduced one, x [N, 5] over dim 0) lying back to back
+// are reduced lane_rows rows at a time: one vectorisable pass over lane_rows * m values a step.
+constexpr std::int64_t short_lanes = 16, lane_rows = 16;
+
+/// The extremes of m <= short_lanes lanes whose rows lie back to back (x[k * m + j]): a running
+/// best for each of the lane_rows * m values of a step (the step it came from kept), then
+/// each lane's first extreme over its lane_rows partials, then the rows left over.
+template <class T, bool Largest>
+void short_lanes_position(const arg_job& job, const T* x, std::int64_t out0) {
+  using K = key_t<T>;
+  const std::int64_t m = job.lane_size, width = lane_rows * m, steps = job.n / lane_rows;
+  K best[short_lanes * lane_rows];
+  std::int64_t step_of[short_lanes * lane_rows];
+  for (std::int64_t i = 0; i < width; ++i) {
+    best[i] = static_cast<K>(x[i]);
+    step_of[i] = 0;
+  }
+  for (std::int64_t k = 1; k < steps; ++k) {
+    const T* row = x + k * width;
+    for (std::int64_t i = 0; i < width; ++i) {
+      const K v = static_cast<K>(row[i]);
+      const bool b = better<Largest>(v, best[i]);
+      best[i] = b ? v : best[i];
+      step_of[i] = b ? k : step_of[i];
+    }
+  }
+  T* values = static_cast<T*>(job.values);
+  for (std::int64_t j = 0; j < m; ++j) {
+    // Partial r holds the best of rows r, r + lane_rows, ...: the lane's extreme is the best
+    // of them, the earliest row among equals (or among NaNs).
+    K b = best[j];
+    std::int64_t at = step_of[j] * lane_rows;
+    for (std::int64_t r = 1; r < lane_rows; ++r) {
+      const K v = best[r * m + j];
+      const std::int64_t row = step_of[r * m + j] * lane_rows + r;
+      bool same = v == b;
+      if constexpr (std::is_floating_point_v<K>) same = same || (v != v && b != b);
+      if (better<Largest>(v, b) || (same && row < at)) {
+        b = v;
+        at = row;
+      }
+    }
+    for (std::int64_t k = steps * lane_rows; k < job.n; ++k) {
+      const K v = static_cast<K>(x[k * m + j]);
+      if (better<Largest>(v, b)) {
+        b = v;
+        at = k;
+      }
+    }
+    const std::int64_t o = out0 + j * job.lane_out_stride;
+    job.indices[o] = at;
+    if (values) values[o] = x[at * m + j];
+  }
+}
+
 template <class T, bool Largest>
 void run_position(const arg_job& job, std::int64_t p) {
   using K = key_t<T>;
@@ -138,6 +194,8 @@ void run_position(const arg_job& job, std::int64_t p) {
     if (values) values[out0] = x[at * job.stride];
     return;
   }
+  if (m <= short_lanes && job.lane_stride == 1 && job.stride == m && job.n >= 2 * lane_rows)
+    return short_lanes_position<T, Largest>(job, x, out0);
   constexpr std::int64_t block = 256;
   K best[block];
   std::int64_t at[block];
@@ -166,8 +224,10 @@ void run_position(const arg_job& job, std::int64_t p) {
 }
 
 template <class T, bool Largest>
-void run_body(void* ctx, std::int64_t p) {
-  run_position<T, Largest>(*static_cast<const arg_job*>(ctx), p);
+void run_body(void* ctx, std::int64_t t) {
+  const auto& job = *static_cast<const arg_job*>(ctx);
+  const std::int64_t p0 = t * job.per, p1 = std::min(p0 + job.per, job.positions);
+  for (std::int64_t p = p0; p < p1; ++p) run_position<T, Largest>(job, p);
 }
 }  // namespace
 
@@ -206,9 +266,14 @@ void arg_reduce(const Tensor<T>& x, std::int64_t dim, bool largest, const Tensor
   std::int64_t positions = 1;
   for (const std::int64_t s : job.outer_sizes) positions *= s;
   if (positions * job.lane_size == 0) return;
+  job.positions = positions;
+  // A task reduces positions of about 4096 elements in all (short lines one at a time cost a
+  // call each otherwise).
+  job.per = std::max<std::int64_t>(1, 4096 / std::max<std::int64_t>(1, job.lane_size * job.n));
+  const std::int64_t tasks = (positions + job.per - 1) / job.per;
   const std::int64_t work = positions * job.lane_size * job.n;
-  const std::int64_t threads = work < (1 << 15) ? 1 : std::clamp<std::int64_t>(positions, 1, get_num_threads());
-  parallel_run(positions, static_cast<int>(threads), largest ? run_body<T, true> : run_body<T, false>, &job);
+  const std::int64_t threads = work < (1 << 15) ? 1 : std::clamp<std::int64_t>(tasks, 1, get_num_threads());
+  parallel_run(tasks, static_cast<int>(threads), largest ? run_body<T, true> : run_body<T, false>, &job);
 }
 
 template <element T>
@@ -308,6 +373,8 @@ struct softmax_job {
   const void* x;
   void* y;
   std::int64_t n;
+  std::int64_t rows;
+  std::int64_t per;  ///< rows a task: short rows go a block at a time
   bool log;
 };
 
@@ -342,14 +409,50 @@ void softmax_row(void* ctx, std::int64_t r) {
   const T inv = T(1) / s;
   for (std::int64_t i = 0; i < n; ++i) y[i] *= inv;
 }
+
+/// Elements of a block of short rows: one vector-math call for the whole block.
+constexpr std::int64_t softmax_block = 1024;
+
+/// Rows [b * per, (b + 1) * per) of the job: long rows one by one (softmax_row); short rows
+/// shifted by their maxima together, their exponentials taken by one vector-math call, then
+/// each row summed and scaled as softmax_row does (the same bits).
+template <class T>
+void softmax_rows_block(void* ctx, std::int64_t b) {
+  const auto& job = *static_cast<const softmax_job*>(ctx);
+  const std::int64_t r0 = b * job.per, r1 = std::min(job.rows, r0 + job.per), n = job.n;
+  if (job.per == 1) return softmax_row<T>(ctx, r0);
+  const T* x = static_cast<const T*>(job.x) + r0 * n;
+  T* y = static_cast<T*>(job.y) + r0 * n;
+  const std::int64_t len = (r1 - r0) * n;
+  for (std::int64_t r = 0; r < r1 - r0; ++r) {
+    T m = row_max(x + r * n, n);
+    if (!std::isfinite(m)) m = 0;
+    for (std::int64_t i = r * n; i < (r + 1) * n; ++i) y[i] = x[i] - m;
+  }
+  if (job.log) {
+    T e[softmax_block];
+    vmath(vfn::exp, y, e, len);
+    for (std::int64_t r = 0; r < r1 - r0; ++r) {
+      const T ls = std::log(row_sum(e + r * n, n));
+      for (std::int64_t i = r * n; i < (r + 1) * n; ++i) y[i] -= ls;
+    }
+    return;
+  }
+  vmath(vfn::exp, y, y, len);
+  for (std::int64_t r = 0; r < r1 - r0; ++r) {
+    const T inv = T(1) / row_sum(y + r * n, n);
+    for (std::int64_t i = r * n; i < (r + 1) * n; ++i) y[i] *= inv;
+  }
+}
 }  // namespace
 
 template <element T>
 void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log) {
   const std::int64_t n = x.size(-1), rows = x.numel() / n;
-  softmax_job job{x.data_ptr(), out.data_ptr(), n, log};
-  const std::int64_t threads = x.numel() < (1 << 15) ? 1 : std::clamp<std::int64_t>(rows, 1, get_num_threads());
-  parallel_run(rows, static_cast<int>(threads), softmax_row<T>, &job);
+  const std::int64_t per = std::max<std::int64_t>(1, softmax_block / n), tasks = (rows + per - 1) / per;
+  softmax_job job{x.data_ptr(), out.data_ptr(), n, rows, per, log};
+  const std::int64_t threads = x.numel() < (1 << 15) ? 1 : std::clamp<std::int64_t>(tasks, 1, get_num_threads());
+  parallel_run(tasks, static_cast<int>(threads), softmax_rows_block<T>, &job);
 }
 template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
 template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);

@@ -541,7 +541,62 @@ void check_short_rows(std::uint64_t seed, int iterations) {
   }
   st::set_num_threads(1);
 }
+
+// sum and amax over the short dim, over the long one, or both, of a * b + c laid out as in
+// check_short_rows: against the naive reference in double, and the same bits on 1 and 2 threads.
+template <class T>
+void check_short_row_reductions(std::uint64_t seed, int iterations) {
+  diff::rng_t g(seed);
+  for (int it = 0; it < iterations; ++it) {
+    const I n = diff::rnd(g, 2, 20), rows = diff::rnd(g, 1, 4) == 1 ? diff::rnd(g, 1, 40) : diff::rnd(g, 1000, 40000 / n + 1000);
+    const ivec sizes{rows, n};
+    std::array<int, 3> kinds{static_cast<int>(diff::rnd(g, 0, 7)), static_cast<int>(diff::rnd(g, 0, 7)),
+                             static_cast<int>(diff::rnd(g, 0, 7))};
+    if (std::all_of(kinds.begin(), kinds.end(), [](int k) { return k == 4 || k == 5 || k == 7; })) kinds[0] = 6;  // 2-D
+    const auto a = short_row_leaf<T>(g, sizes, kinds[0]), b = short_row_leaf<T>(g, sizes, kinds[1]),
+               c = short_row_leaf<T>(g, sizes, kinds[2]);
+    const I which = diff::rnd(g, 0, 2);
+    const ivec dims = which == 0 ? ivec{0} : which == 1 ? ivec{1} : ivec{0, 1};
+    const bool max = diff::rnd(g, 0, 1) == 0;
+    const auto e = a * b + c;
+    const ivec full(e.sizes().begin(), e.sizes().end());
+    const auto run = [&](int threads) {
+      st::set_num_threads(threads);
+      return max ? st::Tensor<T>(st::amax(e, dims)) : st::Tensor<T>(st::sum(e, dims));
+    };
+    const auto one = run(1).contiguous(), two = run(2).contiguous();
+    const I outs = one.numel();
+    std::vector<double> want(static_cast<std::size_t>(outs), max ? -1e300 : 0.0), mag(static_cast<std::size_t>(outs), 0.0);
+    for (I i = 0; i < full[0]; ++i)
+      for (I j = 0; j < full[1]; ++j) {
+        const ivec idx{i, j};
+        const double v = (element_ref(a, idx) * element_ref(b, idx) + element_ref(c, idx)).real();
+        const I o = which == 0 ? j : which == 1 ? i : 0;
+        auto& w = want[static_cast<std::size_t>(o)];
+        w = max ? std::max(w, v) : w + v;
+        mag[static_cast<std::size_t>(o)] += std::abs(v);
+      }
+    I bad = -1;
+    for (I o = 0; o < outs && bad < 0; ++o) {
+      const double v = test::to_double(one.data_ptr()[o]);
+      const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+      const double bound = max ? tol * (std::abs(want[static_cast<std::size_t>(o)]) + 1) : tol * (mag[static_cast<std::size_t>(o)] + 1);
+      if (!(std::abs(v - want[static_cast<std::size_t>(o)]) <= bound)) bad = o;
+    }
+    INFO((max ? "amax" : "sum") << " of " << st::dtype_v<T> << ", iteration " << it << ", sizes "
+                               << st::to_string(st::int_list(full)) << " over " << st::to_string(st::int_list(dims))
+                               << ", leaves " << kinds[0] << " " << kinds[1] << " " << kinds[2] << ": output " << bad);
+    CHECK(bad == -1);
+    CHECK(std::memcmp(one.data_ptr(), two.data_ptr(), static_cast<std::size_t>(outs) * sizeof(T)) == 0);
+  }
+  st::set_num_threads(1);
+}
 }  // namespace
+
+TEST_CASE("layouts: reductions of short rows with operands repeated or broadcast along them", "[engine][layouts][reduce]") {
+  check_short_row_reductions<float>(900, 60);
+  check_short_row_reductions<double>(910, 40);
+}
 
 TEST_CASE("layouts: short rows with operands repeated or broadcast along them", "[engine][layouts]") {
   check_short_rows<float>(800, 60);

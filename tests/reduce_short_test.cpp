@@ -218,3 +218,68 @@ TEST_CASE("short rows split among threads anywhere keep their bits", "[reduce][s
       }
   }
 }
+
+namespace {
+// argmax/argmin and max along dim 0 or 1 of [rows, n] in the three layouts of layout(): few
+// distinct values (many ties: the first index must win) and, for floats, NaNs at some rows
+// (the first NaN wins). Against a naive scan, and the same indices on 1 and 2 threads.
+template <class T>
+void check_arg_short(bool with_nan) {
+  for (const I rows : {I{1}, I{5}, I{31}, I{32}, I{33}, I{100}, I{1000}, I{5003}})
+    for (I n = 1; n <= 17; n += (n < 6 ? 1 : 5))
+      for (int how = 0; how < 3; ++how)
+        for (I dim = 0; dim < 2; ++dim) {
+          auto c = layout<T>(rows, n, 0, data::integers);
+          if (with_nan && rows > 40) {
+            c.data_ptr()[(rows / 2) * n] = std::numeric_limits<T>::quiet_NaN();
+            c.data_ptr()[(rows - 3) * n + n - 1] = std::numeric_limits<T>::quiet_NaN();
+          }
+          st::Tensor<T> x = c;
+          if (how == 1) {
+            x = c.t().contiguous().t();
+          } else if (how == 2) {
+            x = st::zeros<T>({rows, n + 3}).narrow(1, 1, n);
+            x.copy_(c);
+          }
+          const T* p = c.data_ptr();
+          const auto at = [&](I r, I j) { return static_cast<double>(p[r * n + j]); };
+          for (const bool largest : {true, false}) {
+            std::vector<I> want;
+            const I outs = dim == 0 ? n : rows, len = dim == 0 ? rows : n;
+            for (I o = 0; o < outs; ++o) {
+              I best = 0;
+              for (I k = 1; k < len; ++k) {
+                const double v = dim == 0 ? at(k, o) : at(o, k), b = dim == 0 ? at(best, o) : at(o, best);
+                if (std::isnan(b)) break;
+                if (std::isnan(v) || (largest ? v > b : v < b)) best = k;
+              }
+              want.push_back(best);
+            }
+            st::set_num_threads(1);
+            const auto one = (largest ? st::argmax(x, dim) : st::argmin(x, dim)).to_vector();
+            st::set_num_threads(2);
+            const auto two = (largest ? st::argmax(x, dim) : st::argmin(x, dim)).to_vector();
+            const auto [values, indices] = largest ? st::max(x, dim) : st::min(x, dim);
+            st::set_num_threads(1);
+            INFO(st::dtype_v<T> << (largest ? " argmax" : " argmin") << " of [" << rows << ", " << n << "] layout " << how
+                                << " over dim " << dim);
+            CHECK(one == want);
+            CHECK(two == want);
+            CHECK(indices.to_vector() == want);
+            const auto v = values.to_vector();
+            for (I o = 0; o < outs; ++o) {
+              const double w = dim == 0 ? at(want[static_cast<std::size_t>(o)], o) : at(o, want[static_cast<std::size_t>(o)]);
+              if (std::isnan(w)) CHECK(std::isnan(static_cast<double>(v[static_cast<std::size_t>(o)])));
+              else CHECK(static_cast<double>(v[static_cast<std::size_t>(o)]) == w);
+            }
+          }
+        }
+}
+}  // namespace
+
+TEST_CASE("short dims: argmax, argmin, max and min pick the first extreme in every layout", "[reduce][short][arg]") {
+  check_arg_short<float>(false);
+  check_arg_short<float>(true);
+  check_arg_short<double>(true);
+  check_arg_short<std::int32_t>(false);
+}
