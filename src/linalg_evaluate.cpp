@@ -340,11 +340,29 @@ term<T> gemm_pair(term<T> a, term<T> b, const pair_roles& r, const dim_vector& o
   };
   split(a, rows, m, rs);
   split(b, cols, n, cs);
+  // x copied contiguous with its labels in the order first, second, third, or first, third,
+  // second when that copy reads longer runs of x (BLAS takes either, transposed or not): a
+  // window of an unfold view read rows of 3 one way and rows of 32 the other.
   const auto copy_as = [&](term<T>& x, const dim_vector& first, const dim_vector& second, const dim_vector& third) {
-    dim_vector perm;
-    for (const dim_vector* g : {&first, &second, &third})
-      for (const std::int64_t l : *g)
-        if (contains(x.labels, l)) perm.push_back(index_in(x.labels, l));
+    const auto order = [&](const dim_vector& g2, const dim_vector& g3) {
+      dim_vector perm;
+      for (const dim_vector* g : {&first, &g2, &g3})
+        for (const std::int64_t l : *g)
+          if (contains(x.labels, l)) perm.push_back(index_in(x.labels, l));
+      return perm;
+    };
+    const auto run = [&](const dim_vector& perm) {  // elements the copy reads contiguously at a time
+      std::int64_t n = 1;
+      for (std::size_t i = perm.size(); i-- > 0;) {
+        const std::int64_t d = perm[i], size = x.t.size(d);
+        if (size == 1) continue;
+        if (x.t.stride(d) != n) break;
+        n *= size;
+      }
+      return n;
+    };
+    const dim_vector given = order(second, third), swapped = order(third, second);
+    const dim_vector perm = run(swapped) > run(given) ? swapped : given;
     dim_vector labels;
     for (const std::int64_t p : perm) labels.push_back(x.labels[static_cast<std::size_t>(p)]);
     x = {x.t.permute(perm).contiguous(), labels};

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 #include "check_close.hpp"
@@ -358,8 +360,17 @@ TEST_CASE("einsum's GEMM path against the naive evaluator: transposes, batches, 
       for (const int l : ls) s.push_back(c.label_size[static_cast<std::size_t>(l)]);
       c.sizes.push_back(s);
     }
-    for (int variant = 0; variant < 3; ++variant) {
+    for (int variant = 0; variant < 4; ++variant) {
       std::vector<st::Tensor<double>> ops = operands_for<double>(c, rng);
+      if (variant == 3)  // stored in a random dim order: the copies for the BLAS choose their order
+        for (auto& t : ops) {
+          std::vector<std::int64_t> perm(static_cast<std::size_t>(t.dim()));
+          std::iota(perm.begin(), perm.end(), std::int64_t{0});
+          std::shuffle(perm.begin(), perm.end(), rng);
+          std::vector<std::int64_t> inverse(perm.size());
+          for (std::size_t d = 0; d < perm.size(); ++d) inverse[static_cast<std::size_t>(perm[d])] = static_cast<std::int64_t>(d);
+          t = t.permute(perm).contiguous().permute(inverse);
+        }
       if (variant == 2)  // stride-2 views: copied for the BLAS
         for (auto& t : ops) {
           if (t.dim() == 0) continue;
@@ -383,6 +394,36 @@ TEST_CASE("einsum's GEMM path against the naive evaluator: transposes, batches, 
       check_against_naive<float>(c, fops, 1e-5);
     }
   }
+}
+
+TEST_CASE("a convolution by unfold and einsum, and by im2col and matmul, against the naive loops", "[linalg]") {
+  // The window view of unfold reads rows of kw elements in its own order and rows of the
+  // output width in another: either copy for the BLAS must give the same convolution.
+  std::mt19937 rng(4242);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const std::int64_t B = 2, C = 4, H = 12, W = 13, O = 8, K = 3, OH = H - K + 1, OW = W - K + 1;  // on the BLAS
+  st::Tensor<double> x = st::empty<double>({B, C, H, W}), w = st::empty<double>({O, C, K, K});
+  for (double& v : std::span<double>(x.data_ptr(), static_cast<std::size_t>(x.numel()))) v = u(rng);
+  for (double& v : std::span<double>(w.data_ptr(), static_cast<std::size_t>(w.numel()))) v = u(rng);
+  const auto patches = x.unfold(2, K, 1).unfold(3, K, 1);  // [B, C, OH, OW, K, K]
+  const st::Tensor<double> by_einsum = st::einsum("bchwij,ocij->bohw", patches, w);
+  const auto cols = patches.permute({0, 2, 3, 1, 4, 5}).reshape({B * OH * OW, C * K * K});
+  const st::Tensor<double> by_matmul =
+      cols.matmul(w.reshape({O, C * K * K}).t()).reshape({B, OH, OW, O}).permute({0, 3, 1, 2}).contiguous();
+  REQUIRE(by_einsum.sizes() == st::int_list{B, O, OH, OW});
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t o = 0; o < O; ++o)
+      for (std::int64_t i = 0; i < OH; ++i)
+        for (std::int64_t j = 0; j < OW; ++j) {
+          double want = 0;
+          for (std::int64_t c = 0; c < C; ++c)
+            for (std::int64_t p = 0; p < K; ++p)
+              for (std::int64_t q = 0; q < K; ++q)
+                want += x.data_ptr()[((b * C + c) * H + i + p) * W + j + q] * w.data_ptr()[((o * C + c) * K + p) * K + q];
+          const std::int64_t at = ((b * O + o) * OH + i) * OW + j;
+          CHECK(by_einsum.contiguous().data_ptr()[at] == Approx(want).epsilon(1e-12).margin(1e-12));
+          CHECK(by_matmul.data_ptr()[at] == Approx(want).epsilon(1e-12).margin(1e-12));
+        }
 }
 
 TEST_CASE("matmul's rules for every rank combination", "[linalg]") {
