@@ -186,8 +186,8 @@ struct tile_span {
   std::int64_t count, n0, n1;
   std::int64_t nops;   ///< operands, output included
   bool prefetch;       ///< the operands are beyond the caches: prefetch_tile pays
-  bool flat = false;   ///< one tile of n1 short rows, each operand continuing its row into the
-                       ///< next (s1 = n0 * s0), repeating it (s1 = 0) or broadcast along it (s0 = 0)
+  bool flat = false;   ///< one tile of n1 short rows computed as one row, the output continuing
+                       ///< its row into the next (s1 = n0 * s0)
 };
 /// A tile kernel: runs the tiles of span (one call per run, so its setup is paid once a run).
 using tile_fn = void (*)(const void* ctx, char* const* ptrs, const tile_span& span, loop_status* status);
@@ -401,6 +401,10 @@ struct strided_ptr {
 void gather(const char* src, std::int64_t stride, std::int64_t n, std::int64_t w, char* dst);
 /// Row j of dst (n0 elements of w bytes) = n0 copies of the element at src + j * s1, j < n1.
 void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n1, std::int64_t w, char* dst);
+/// Row j of dst (n0 elements of w bytes, back to back) = the n0 elements at src + j * s1, s0
+/// bytes apart, j < n1.
+void gather_rows(const char* src, std::int64_t s0, std::int64_t s1, std::int64_t n0, std::int64_t n1, std::int64_t w,
+                 char* dst);
 /// One step of moving a row's strided operands into the buffers of the row loop, for any chunk
 /// of the row (worked out once a row by plan_gather, run for each chunk by gather_jobs).
 struct gather_job {

@@ -130,22 +130,18 @@ std::int64_t interleaved_rows(const loop_plan& p) {
   return streams == 0 ? 1 : std::clamp<std::int64_t>(interleave_streams / streams, 1, piece_rows);
 }
 
-// Rows up to this long are computed as one row when their operands allow (flat_rows).
-constexpr std::int64_t flat_row = 48;
+// Rows up to this long, flat_run_rows or more along dim 1, are computed as one row
+// (flattens_rows).
+constexpr std::int64_t flat_row = 48, flat_run_rows = 8;
 
-// True when a plan's rows are short and every operand either continues its row into the next
-// along dim 1 (s1 = n0 * s0), repeats it (s1 = 0: w in x[N, 3] * w) or is broadcast along it
-// (s0 = 0: q in d[N, 3] * q[N, 1]), the output continuing: a tile kernel then computes runs of
-// rows as one row, with the repeated operands staged once a run.
+// True when a plan's rows are short and the output continues its row into the next along
+// dim 1 (s1 = n0 * s0): a tile kernel then computes runs of rows as one row (flat_rows), each
+// input read as one row when it continues too, staged once a run when it repeats its row (s1 =
+// 0: w in x[N, 3] * w), and otherwise filled or gathered row by row into the run's chunks.
 bool flattens_rows(const loop_plan& p) {
-  const auto nops = static_cast<std::size_t>(p.nops);
-  if (p.sizes.size() < 2 || p.sizes[0] > flat_row) return false;
-  const std::int64_t n0 = p.sizes[0];
-  for (std::size_t k = 0; k < nops; ++k) {
-    const std::int64_t s0 = p.strides[k], s1 = p.strides[nops + k];
-    if (s1 != n0 * s0 && (k == 0 || (s1 != 0 && s0 != 0))) return false;
-  }
-  return true;
+  // (runs of fewer rows than flat_run_rows pay the staging's setup for too little)
+  if (p.sizes.size() < 2 || p.sizes[0] > flat_row || p.sizes[1] < flat_run_rows) return false;
+  return p.strides[static_cast<std::size_t>(p.nops)] == p.sizes[0] * p.strides[0];
 }
 
 // Elements [e0, e1) in the plan's order: partial first row, whole rows, partial last. With a

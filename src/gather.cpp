@@ -261,6 +261,16 @@ void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n
   for (std::int64_t j = 0; j < n1; ++j) gather(src + j * s1, 0, n0, w, dst + j * n0 * w);
 }
 
+void gather_rows(const char* src, std::int64_t s0, std::int64_t s1, std::int64_t n0, std::int64_t n1, std::int64_t w,
+                 char* dst) {
+  const std::int64_t bytes = n0 * w;
+  if (s0 == w) {  // unit-stride rows: one copy each
+    for (std::int64_t j = 0; j < n1; ++j) std::memcpy(dst + j * bytes, src + j * s1, static_cast<std::size_t>(bytes));
+    return;
+  }
+  for (std::int64_t j = 0; j < n1; ++j) gather(src + j * s1, s0, n0, w, dst + j * bytes);
+}
+
 std::size_t plan_gather(char* const* ptrs, const std::int64_t* s, const std::int64_t* w, std::size_t count,
                         char* const* buf, const char** in, gather_job* jobs) {
   std::size_t njobs = 0;

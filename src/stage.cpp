@@ -95,7 +95,9 @@ struct stage_ctx {
 // rows: an operand that continues its row into the next is read as one row (in place, or
 // gathered by its stride); one that repeats its row (s1 = 0) is staged once as a chunk of
 // whole rows, which every chunk reads; one broadcast along the row (s0 = 0, s1 != 0) has its
-// value for each row filled n0 times a chunk. The output continues its rows.
+// value for each row filled n0 times a chunk; any other has its rows gathered one by one into
+// the chunk (a plain copy gathers them straight into the output). The output continues its
+// rows.
 void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const tile_span& sp, loop_status* st) {
   const std::int64_t* w = f.widths;
   const std::size_t nin = f.nops - 1;
@@ -109,37 +111,41 @@ void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const 
     }
     return;
   }
+  enum class how : unsigned char { run, repeated, per_row, rows };
   const std::int64_t chunk = per * n0, n = n0 * n1;
   alignas(64) char scratch[stage_bytes];
   char* buf[max_operands];
   std::int64_t s[max_operands];  // each operand's stride along the one row; 0 when staged here
-  bool per_row[max_operands];    // broadcast along its rows: filled each chunk
+  how kind[max_operands];
   std::int64_t at = 0;
   for (std::size_t k = 0; k < f.nops; ++k) {
     buf[k] = scratch + at;
     at += round64(chunk * w[k]);
-    const bool continues = sp.s1[k] == n0 * sp.s0[k];
-    s[k] = continues ? sp.s0[k] : 0;
-    per_row[k] = !continues && sp.s0[k] == 0;
-    if (k == 0 || per_row[k]) continue;
-    if (continues && s[k] == 0) gather(ptrs[k], 0, chunk, w[k], buf[k]);  // one value throughout
-    else if (!continues)
-      for (std::int64_t r = 0; r < per; ++r) gather(ptrs[k], sp.s0[k], n0, w[k], buf[k] + r * n0 * w[k]);
+    const std::int64_t s0 = sp.s0[k], s1 = sp.s1[k];
+    kind[k] = s1 == n0 * s0 ? how::run : s1 == 0 ? how::repeated : s0 == 0 ? how::per_row : how::rows;
+    s[k] = kind[k] == how::run ? s0 : 0;
+    if (k == 0) continue;
+    if (kind[k] == how::run && s0 == 0) gather(ptrs[k], 0, chunk, w[k], buf[k]);  // one value throughout
+    else if (kind[k] == how::repeated)
+      for (std::int64_t r = 0; r < per; ++r) gather(ptrs[k], s0, n0, w[k], buf[k] + r * n0 * w[k]);
   }
   const char* in[max_operands];
   gather_job jobs[max_operands];
   const std::size_t njobs = plan_gather(ptrs + 1, s + 1, w + 1, nin, buf + 1, in, jobs);
   const bool out_unit = s[0] == w[0];
+  const bool direct = f.copy && out_unit && kind[1] == how::rows;  // rows gathered into the output
   char* p[max_operands];
   for (std::int64_t r = 0; r < n1; r += per) {
     const std::int64_t rows = n1 - r < per ? n1 - r : per, c = r * n0, len = rows * n0;
     if (njobs != 0) gather_jobs(jobs, njobs, c, len, n);
     p[0] = out_unit ? ptrs[0] + c * s[0] : buf[0];
     for (std::size_t k = 1; k <= nin; ++k) {
-      if (per_row[k]) fill_rows(ptrs[k] + r * sp.s1[k], sp.s1[k], n0, rows, w[k], buf[k]);
+      const char* src = ptrs[k] + r * sp.s1[k];
+      if (kind[k] == how::per_row) fill_rows(src, sp.s1[k], n0, rows, w[k], buf[k]);
+      if (kind[k] == how::rows) gather_rows(src, sp.s0[k], sp.s1[k], n0, rows, w[k], direct ? p[0] : buf[k]);
       p[k] = s[k] == w[k] ? ptrs[k] + c * s[k] : const_cast<char*>(in[k - 1]);
     }
-    unit_row(kctx, f, p, len, st);
+    if (!direct) unit_row(kctx, f, p, len, st);
     if (!out_unit) scatter(buf[0], len, w[0], ptrs[0] + c * s[0], s[0]);
   }
 }
