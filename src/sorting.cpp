@@ -474,6 +474,29 @@ void scan_rows(const Op& op, const scan_args<Op>& a, std::int64_t count, typenam
   }
 }
 
+/// scan_rows for count <= 8 lines: the running values in registers (the loop over the lines
+/// unrolled, the lines past count skipped by a branch that never changes).
+template <class Op>
+void scan_rows_short(const Op& op, const scan_args<Op>& a, std::int64_t count) {
+  using In = typename Op::in_type;
+  using Out = typename Op::out_type;
+  typename Op::state s[8];
+#pragma clang loop unroll(full)
+  for (std::int64_t b = 0; b < 8; ++b) s[b] = op.init();
+  for (std::int64_t t = 0; t < a.n; ++t) {
+    const In* xr = a.x + t * a.xs;
+    Out* yr = a.y + t * a.ys;
+#pragma clang loop unroll(full)
+    for (std::int64_t b = 0; b < 8; ++b) {
+      if (b < count) {
+        op.step(s[b], xr[b], t);
+        yr[b] = op.value(s[b]);
+        if constexpr (Op::indexed) a.ix[t * a.ys + b] = op.index(s[b]);
+      }
+    }
+  }
+}
+
 /// Scans x (sizes at least 1-D, any strides) along d into y (and ix, laid out as y); reverse
 /// scans from the last position to the first.
 template <class Op>
@@ -549,7 +572,9 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
         if (line.ix) line.ix += b * a.yi;
         return line;
       };
-      if (rows) {
+      if (rows && count <= 8) {
+        scan_rows_short(op, t, count);
+      } else if (rows) {
         scan_rows(op, t, count, buf.data());
       } else if (along_lines) {  // interleave lines at a time, the rest each alone (running values in registers)
         std::int64_t b = 0;

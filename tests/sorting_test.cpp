@@ -404,10 +404,10 @@ TEST_CASE("sort and cumsum against naive loops on large strided inputs, 1 and 2 
     CHECK(st::cumsum(x, dim).to_vector() == st::cumsum(c, dim).to_vector());
 }
 
-TEST_CASE("scans of 1-6 lines, contiguous, strided and transposed, match a naive loop bit for bit", "[sorting][diff]") {
+TEST_CASE("scans of 1-17 lines, contiguous, strided and transposed, match a naive loop bit for bit", "[sorting][diff]") {
   std::mt19937 gen(5u);
   std::normal_distribution<float> normal;
-  for (const std::int64_t lines : {1, 2, 3, 4, 5, 6}) {
+  for (const std::int64_t lines : {1, 2, 3, 4, 5, 6, 8, 9, 17}) {
     for (const std::int64_t n : {1, 17, 1000}) {
       for (const int layout : {0, 1, 2}) {
         // 0: [lines, n] contiguous; 1: every other column of [lines, 2n]; 2: [n, lines] transposed
