@@ -223,11 +223,44 @@ void run_position(const arg_job& job, std::int64_t p) {
   }
 }
 
+/// Lines of n <= short_lanes elements lying back to back (argmax(x[N, 5], 1)) reduced
+/// short_lanes at a time: element k of every line of the block at once, a running best per
+/// line (the loop across lines vectorises), ties keeping the first index.
+template <class T, bool Largest>
+void short_lines(const arg_job& job, std::int64_t p0) {
+  using K = key_t<T>;
+  const std::int64_t n = job.n;
+  const T* x = static_cast<const T*>(job.x) + p0 * n;
+  K best[short_lanes];
+  std::int64_t at[short_lanes];
+  for (std::int64_t l = 0; l < short_lanes; ++l) {
+    best[l] = static_cast<K>(x[l * n]);
+    at[l] = 0;
+  }
+  for (std::int64_t k = 1; k < n; ++k)
+    for (std::int64_t l = 0; l < short_lanes; ++l) {
+      const K v = static_cast<K>(x[l * n + k]);
+      const bool b = better<Largest>(v, best[l]);
+      best[l] = b ? v : best[l];
+      at[l] = b ? k : at[l];
+    }
+  T* values = static_cast<T*>(job.values);
+  const std::int64_t os = job.outer_out_strides[0];
+  for (std::int64_t l = 0; l < short_lanes; ++l) {
+    job.indices[(p0 + l) * os] = at[l];
+    if (values) values[(p0 + l) * os] = x[l * n + at[l]];
+  }
+}
+
 template <class T, bool Largest>
 void run_body(void* ctx, std::int64_t t) {
   const auto& job = *static_cast<const arg_job*>(ctx);
   const std::int64_t p0 = t * job.per, p1 = std::min(p0 + job.per, job.positions);
-  for (std::int64_t p = p0; p < p1; ++p) run_position<T, Largest>(job, p);
+  std::int64_t p = p0;
+  if (job.lane_size == 1 && job.stride == 1 && job.n <= short_lanes && job.outer_sizes.size() == 1 &&
+      job.outer_strides[0] == job.n)
+    for (; p + short_lanes <= p1; p += short_lanes) short_lines<T, Largest>(job, p);
+  for (; p < p1; ++p) run_position<T, Largest>(job, p);
 }
 }  // namespace
 
