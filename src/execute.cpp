@@ -130,8 +130,8 @@ std::int64_t interleaved_rows(const loop_plan& p) {
   return streams == 0 ? 1 : std::clamp<std::int64_t>(interleave_streams / streams, 1, piece_rows);
 }
 
-// Rows up to this long, flat_run_rows or more along dim 1, are computed as one row
-// (flattens_rows).
+// Rows up to this long are computed as one row (flattens_rows) in runs of flat_run_rows or
+// more along dim 1; shorter runs (a plan's dim 1, a thread's share) go row by row.
 constexpr std::int64_t flat_row = 48, flat_run_rows = 8;
 
 // True when a plan's rows are short and the output continues its row into the next along
@@ -167,7 +167,7 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
   const bool flat_ok = tfn && flattens_rows(p);
   char* ptrs[max_operands];
   for (;;) {
-    if (flat_ok && col == 0 && remaining >= n0) {
+    if (flat_ok && col == 0 && std::min(od.left_in_row(), remaining / n0) >= flat_run_rows) {
       flat.n1 = std::min(od.left_in_row(), remaining / n0);
       tfn(ctx, od.ptrs, flat, st);
       remaining -= flat.n1 * n0;
@@ -402,9 +402,9 @@ std::int64_t lane_period(const loop_plan& p, std::size_t r, const reduce_kernel&
   const auto nops = static_cast<std::size_t>(p.nops);
   const std::int64_t k = short_period(p.sizes[0], kernel.acc_size);
   const std::int64_t* step = &p.strides[r * nops];
-  const bool one = back_to_back(p.strides.data(), step, nops, p.sizes[0]) ||
-                   (kernel.computes_runs && runs_as_one(p.strides.data(), step, nops, p.sizes[0]));
-  return k > 0 && one ? k : 0;
+  const bool as_one = back_to_back(p.strides.data(), step, nops, p.sizes[0]) ||
+                      (kernel.computes_runs && runs_as_one(p.strides.data(), step, nops, p.sizes[0]));
+  return k > 0 && as_one ? k : 0;
 }
 
 class reduction {

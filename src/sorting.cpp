@@ -453,8 +453,9 @@ void scan_block(const Op& op, const scan_args<Op>& a, std::int64_t count, typena
 }
 
 /// A block of count lines that are contiguous in input and output: each step along the
-/// scanned dim is one vectorisable pass over a row. (Four rows per pass, to keep the running
-/// values in registers, ran 1.5x slower: rows 16 KiB apart alias in the 4K store buffer.)
+/// scanned dim is one vectorisable pass over a row, the running values in a buffer (in
+/// registers across several long rows, each step's stores would alias the next row's loads
+/// 4 KiB apart; up to 8 lines take scan_rows_short).
 template <class Op>
 void scan_rows(const Op& op, const scan_args<Op>& a, std::int64_t count, typename Op::state* __restrict s) {
   using In = typename Op::in_type;
@@ -534,7 +535,7 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
     a.yi = yst[inner];
   }
   const std::int64_t outer_count = numel_of(outer);
-  // The scanned dim fastest: 8 interleaved lines. Otherwise a row block whose running values
+  // The scanned dim fastest: `interleave` lines at a time. Otherwise a row block whose running values
   // fit in 16 KiB (L1), narrower when that leaves a thread without a block.
   const bool along_lines = inner == sizes.size() || std::abs(a.xs) < std::abs(a.xi) ||
                            (std::abs(a.xs) == std::abs(a.xi) && std::abs(a.ys) < std::abs(a.yi));
@@ -551,7 +552,7 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
   const std::int64_t blocks = (width + block - 1) / block;
   const bool rows = !along_lines && a.xi == 1 && a.yi == 1;
   run_chunks(outer_count * blocks, numel, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<typename Op::state> buf(static_cast<std::size_t>(block));
+    std::vector<typename Op::state> buf(along_lines ? 0 : static_cast<std::size_t>(block));
     for (std::int64_t task = begin; task < end; ++task) {
       std::int64_t o = task / blocks, xo = 0, yo = 0;
       for (std::size_t i = outer.size(); i-- > 0;) {
@@ -576,9 +577,10 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
         scan_rows_short(op, t, count);
       } else if (rows) {
         scan_rows(op, t, count, buf.data());
-      } else if (along_lines) {  // interleave lines at a time, the rest each alone (running values in registers)
+      } else if (along_lines) {  // interleave lines at a time, the rest each alone (values in registers)
         std::int64_t b = 0;
-        for (; b + interleave <= count; b += interleave) scan_block<interleave>(op, lines_from(b), interleave, buf.data());
+        for (; b + interleave <= count; b += interleave)
+          scan_block<interleave>(op, lines_from(b), interleave, buf.data());
         for (; b < count; ++b) scan_block<1>(op, lines_from(b), 1, buf.data());
       } else if (count == interleave) {
         scan_block<interleave>(op, t, count, buf.data());

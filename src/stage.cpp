@@ -97,22 +97,16 @@ struct stage_ctx {
 // whole rows, which every chunk reads; one broadcast along the row (s0 = 0, s1 != 0) has its
 // value for each row filled n0 times a chunk; any other has its rows gathered one by one into
 // the chunk (a plain copy gathers them straight into the output). The output continues its
-// rows.
-void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const tile_span& sp, loop_status* st) {
+// rows. `per` (at least 2) rows make a chunk. Not inlined: its buffers are on the stack only
+// while it runs, never beside those of the rows a caller runs one by one.
+[[gnu::noinline]] void flat_rows_staged(const void* kctx, const compute_fns& f, char* const* ptrs, const tile_span& sp,
+                                        std::int64_t per, loop_status* st) {
   const std::int64_t* w = f.widths;
   const std::size_t nin = f.nops - 1;
   const std::int64_t n0 = sp.n0, n1 = sp.n1;
-  const std::int64_t per = chunk_for(f) / n0;  // rows a chunk
-  if (per < 2 || n1 < 2) {                     // rows too long for a chunk, or a lone row
-    char* p[max_operands];
-    for (std::int64_t j = 0; j < n1; ++j) {
-      for (std::size_t k = 0; k < f.nops; ++k) p[k] = ptrs[k] + j * sp.s1[k];
-      any_row(kctx, f, p, sp.s0, n0, st);
-    }
-    return;
-  }
-  enum class how : unsigned char { run, repeated, per_row, rows };
+  enum class how : unsigned char { run, repeated, per_row, by_row };
   const std::int64_t chunk = per * n0, n = n0 * n1;
+  const std::int64_t staged_rows = per < n1 ? per : n1, staged = staged_rows * n0;  // a run shorter than a chunk
   alignas(64) char scratch[stage_bytes];
   char* buf[max_operands];
   std::int64_t s[max_operands];  // each operand's stride along the one row; 0 when staged here
@@ -122,18 +116,18 @@ void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const 
     buf[k] = scratch + at;
     at += round64(chunk * w[k]);
     const std::int64_t s0 = sp.s0[k], s1 = sp.s1[k];
-    kind[k] = s1 == n0 * s0 ? how::run : s1 == 0 ? how::repeated : s0 == 0 ? how::per_row : how::rows;
+    kind[k] = s1 == n0 * s0 ? how::run : s1 == 0 ? how::repeated : s0 == 0 ? how::per_row : how::by_row;
     s[k] = kind[k] == how::run ? s0 : 0;
     if (k == 0) continue;
-    if (kind[k] == how::run && s0 == 0) gather(ptrs[k], 0, chunk, w[k], buf[k]);  // one value throughout
+    if (kind[k] == how::run && s0 == 0) gather(ptrs[k], 0, staged, w[k], buf[k]);  // one value throughout
     else if (kind[k] == how::repeated)
-      for (std::int64_t r = 0; r < per; ++r) gather(ptrs[k], s0, n0, w[k], buf[k] + r * n0 * w[k]);
+      for (std::int64_t r = 0; r < staged_rows; ++r) gather(ptrs[k], s0, n0, w[k], buf[k] + r * n0 * w[k]);
   }
   const char* in[max_operands];
   gather_job jobs[max_operands];
   const std::size_t njobs = plan_gather(ptrs + 1, s + 1, w + 1, nin, buf + 1, in, jobs);
   const bool out_unit = s[0] == w[0];
-  const bool direct = f.copy && out_unit && kind[1] == how::rows;  // rows gathered into the output
+  const bool direct = f.copy && out_unit && kind[1] == how::by_row;  // rows gathered into the output
   char* p[max_operands];
   for (std::int64_t r = 0; r < n1; r += per) {
     const std::int64_t rows = n1 - r < per ? n1 - r : per, c = r * n0, len = rows * n0;
@@ -142,11 +136,23 @@ void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const 
     for (std::size_t k = 1; k <= nin; ++k) {
       const char* src = ptrs[k] + r * sp.s1[k];
       if (kind[k] == how::per_row) fill_rows(src, sp.s1[k], n0, rows, w[k], buf[k]);
-      if (kind[k] == how::rows) gather_rows(src, sp.s0[k], sp.s1[k], n0, rows, w[k], direct ? p[0] : buf[k]);
+      if (kind[k] == how::by_row) gather_rows(src, sp.s0[k], sp.s1[k], n0, rows, w[k], direct ? p[0] : buf[k]);
       p[k] = s[k] == w[k] ? ptrs[k] + c * s[k] : const_cast<char*>(in[k - 1]);
     }
     if (!direct) unit_row(kctx, f, p, len, st);
     if (!out_unit) scatter(buf[0], len, w[0], ptrs[0] + c * s[0], s[0]);
+  }
+}
+
+// A flat tile_span: staged as one row (flat_rows_staged) when a chunk holds two rows or more
+// and the run has two; otherwise row by row.
+void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const tile_span& sp, loop_status* st) {
+  const std::int64_t per = chunk_for(f) / sp.n0;  // rows a chunk
+  if (per >= 2 && sp.n1 >= 2) return flat_rows_staged(kctx, f, ptrs, sp, per, st);
+  char* p[max_operands];
+  for (std::int64_t j = 0; j < sp.n1; ++j) {
+    for (std::size_t k = 0; k < f.nops; ++k) p[k] = ptrs[k] + j * sp.s1[k];
+    any_row(kctx, f, p, sp.s0, sp.n0, st);
   }
 }
 

@@ -113,6 +113,8 @@ std::int64_t first_extreme(const T* __restrict x, std::int64_t n) {
 // Lanes this few (the kept dim beside a reduced one, x [N, 5] over dim 0) lying back to back
 // are reduced lane_rows rows at a time: one vectorisable pass over lane_rows * m values a step.
 constexpr std::int64_t short_lanes = 16, lane_rows = 16;
+// Lines this short lying back to back (x [N, 5] over dim 1) are reduced line_block at a time.
+constexpr std::int64_t short_line = 16, line_block = 16;
 
 /// The extremes of m <= short_lanes lanes whose rows lie back to back (x[k * m + j]): a running
 /// best for each of the lane_rows * m values of a step (the step it came from kept), then
@@ -146,7 +148,7 @@ void short_lanes_position(const arg_job& job, const T* x, std::int64_t out0) {
       const K v = best[r * m + j];
       const std::int64_t row = step_of[r * m + j] * lane_rows + r;
       bool same = v == b;
-      if constexpr (std::is_floating_point_v<K>) same = same || (v != v && b != b);
+      if constexpr (!std::is_integral_v<K>) same = same || (v != v && b != b);  // float128 too
       if (better<Largest>(v, b) || (same && row < at)) {
         b = v;
         at = row;
@@ -223,22 +225,22 @@ void run_position(const arg_job& job, std::int64_t p) {
   }
 }
 
-/// Lines of n <= short_lanes elements lying back to back (argmax(x[N, 5], 1)) reduced
-/// short_lanes at a time: element k of every line of the block at once, a running best per
+/// Lines of n <= short_line elements lying back to back (argmax(x[N, 5], 1)) reduced
+/// line_block at a time: element k of every line of the block at once, a running best per
 /// line (the loop across lines vectorises), ties keeping the first index.
 template <class T, bool Largest>
 void short_lines(const arg_job& job, std::int64_t p0) {
   using K = key_t<T>;
   const std::int64_t n = job.n;
   const T* x = static_cast<const T*>(job.x) + p0 * n;
-  K best[short_lanes];
-  std::int64_t at[short_lanes];
-  for (std::int64_t l = 0; l < short_lanes; ++l) {
+  K best[line_block];
+  std::int64_t at[line_block];
+  for (std::int64_t l = 0; l < line_block; ++l) {
     best[l] = static_cast<K>(x[l * n]);
     at[l] = 0;
   }
   for (std::int64_t k = 1; k < n; ++k)
-    for (std::int64_t l = 0; l < short_lanes; ++l) {
+    for (std::int64_t l = 0; l < line_block; ++l) {
       const K v = static_cast<K>(x[l * n + k]);
       const bool b = better<Largest>(v, best[l]);
       best[l] = b ? v : best[l];
@@ -246,7 +248,7 @@ void short_lines(const arg_job& job, std::int64_t p0) {
     }
   T* values = static_cast<T*>(job.values);
   const std::int64_t os = job.outer_out_strides[0];
-  for (std::int64_t l = 0; l < short_lanes; ++l) {
+  for (std::int64_t l = 0; l < line_block; ++l) {
     job.indices[(p0 + l) * os] = at[l];
     if (values) values[(p0 + l) * os] = x[l * n + at[l]];
   }
@@ -257,9 +259,9 @@ void run_body(void* ctx, std::int64_t t) {
   const auto& job = *static_cast<const arg_job*>(ctx);
   const std::int64_t p0 = t * job.per, p1 = std::min(p0 + job.per, job.positions);
   std::int64_t p = p0;
-  if (job.lane_size == 1 && job.stride == 1 && job.n <= short_lanes && job.outer_sizes.size() == 1 &&
+  if (job.lane_size == 1 && job.stride == 1 && job.n <= short_line && job.outer_sizes.size() == 1 &&
       job.outer_strides[0] == job.n)
-    for (; p + short_lanes <= p1; p += short_lanes) short_lines<T, Largest>(job, p);
+    for (; p + line_block <= p1; p += line_block) short_lines<T, Largest>(job, p);
   for (; p < p1; ++p) run_position<T, Largest>(job, p);
 }
 }  // namespace

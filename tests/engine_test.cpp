@@ -473,6 +473,7 @@ namespace {
 // value a row ([rows, 1]), or one value ([1]).
 template <class T>
 st::Tensor<T> short_row_leaf(diff::rng_t& g, const ivec& sizes, int kind) {
+  REQUIRE(sizes.size() >= 2);
   const I n = sizes.back(), rows = sizes[sizes.size() - 2];
   switch (kind) {
     case 0: return diff::filled<T>(g, sizes);
@@ -494,20 +495,31 @@ st::Tensor<T> short_row_leaf(diff::rng_t& g, const ivec& sizes, int kind) {
   }
 }
 
+// Rows of n elements for the short-row tests: a few, a thousand or more, or enough that the
+// loop is split between two threads (their shares then start mid-row).
+I short_row_count(diff::rng_t& g, I n) {
+  switch (diff::rnd(g, 0, 3)) {
+    case 0: return diff::rnd(g, 1, 40);
+    case 1: return diff::rnd(g, 65536 / n + 1, 131072 / n);
+    default: return diff::rnd(g, 1000, 40000 / n + 1000);
+  }
+}
+
 // a * b + c over [outer, rows, n] with n of 2-60 (either side of the staging's bound), the
 // leaves as short_row_leaf lays them out, the output fresh, contiguous, every second element
-// of wider rows or narrowed out of wider ones; on 1 or 2 threads (the threads' shares start
-// mid-row). Against the naive reference.
+// of wider rows or narrowed out of wider ones; and a copy of a (a plain copy's rows go straight
+// into the output); on 1 or 2 threads. Against the naive reference.
 template <class T>
 void check_short_rows(std::uint64_t seed, int iterations) {
   diff::rng_t g(seed);
   for (int it = 0; it < iterations; ++it) {
     st::set_num_threads(static_cast<int>(diff::rnd(g, 1, 2)));
-    const I n = diff::rnd(g, 2, 60), rows = diff::rnd(g, 1, 4) == 1 ? diff::rnd(g, 1, 40) : diff::rnd(g, 1000, 40000 / n + 1000);
+    const I n = diff::rnd(g, 2, 60), rows = short_row_count(g, n);
     ivec sizes{rows, n};
     if (diff::rnd(g, 0, 3) == 0) sizes.insert(sizes.begin(), diff::rnd(g, 2, 3));
-    const std::array<int, 3> kinds{static_cast<int>(diff::rnd(g, 0, 7)), static_cast<int>(diff::rnd(g, 0, 7)),
-                                   static_cast<int>(diff::rnd(g, 0, 7))};
+    std::array<int, 3> kinds{static_cast<int>(diff::rnd(g, 0, 7)), static_cast<int>(diff::rnd(g, 0, 7)),
+                             static_cast<int>(diff::rnd(g, 0, 7))};
+    if (std::all_of(kinds.begin(), kinds.end(), [](int k) { return k == 4 || k == 5 || k == 7; })) kinds[0] = 0;  // full rank
     const auto a = short_row_leaf<T>(g, sizes, kinds[0]), b = short_row_leaf<T>(g, sizes, kinds[1]),
                c = short_row_leaf<T>(g, sizes, kinds[2]);
     const auto expr = a * b + c;
@@ -521,14 +533,19 @@ void check_short_rows(std::uint64_t seed, int iterations) {
       out = short_row_leaf<V>(g, out_sizes, out_kind == 2 ? 3 : out_kind);
       out.assign(expr);
     }
+    st::Tensor<T> copy = st::empty<T>(out_sizes);
+    copy.assign(a);
     ivec idx(out_sizes.size(), 0);
     const I numel = st::numel_of(out_sizes);
     I bad = -1;
     for (I e = 0; e < numel && bad < 0; ++e) {
       const reference::ref want = element_ref(a, idx) * element_ref(b, idx) + element_ref(c, idx);
-      I off = 0;
-      for (std::size_t d = 0; d < out_sizes.size(); ++d) off += idx[d] * out.stride(static_cast<I>(d));
-      if (!close_to(out.data_ptr()[off], want)) bad = e;
+      I off = 0, at = 0;
+      for (std::size_t d = 0; d < out_sizes.size(); ++d) {
+        off += idx[d] * out.stride(static_cast<I>(d));
+        at += idx[d] * copy.stride(static_cast<I>(d));
+      }
+      if (!close_to(out.data_ptr()[off], want) || !close_to(copy.data_ptr()[at], element_ref(a, idx))) bad = e;
       for (std::size_t d = out_sizes.size(); d-- > 0;) {
         if (++idx[d] < out_sizes[d]) break;
         idx[d] = 0;
@@ -548,7 +565,7 @@ template <class T>
 void check_short_row_reductions(std::uint64_t seed, int iterations) {
   diff::rng_t g(seed);
   for (int it = 0; it < iterations; ++it) {
-    const I n = diff::rnd(g, 2, 20), rows = diff::rnd(g, 1, 4) == 1 ? diff::rnd(g, 1, 40) : diff::rnd(g, 1000, 40000 / n + 1000);
+    const I n = diff::rnd(g, 2, 20), rows = short_row_count(g, n);
     const ivec sizes{rows, n};
     std::array<int, 3> kinds{static_cast<int>(diff::rnd(g, 0, 7)), static_cast<int>(diff::rnd(g, 0, 7)),
                              static_cast<int>(diff::rnd(g, 0, 7))};
@@ -566,7 +583,8 @@ void check_short_row_reductions(std::uint64_t seed, int iterations) {
     };
     const auto one = run(1).contiguous(), two = run(2).contiguous();
     const I outs = one.numel();
-    std::vector<double> want(static_cast<std::size_t>(outs), max ? -1e300 : 0.0), mag(static_cast<std::size_t>(outs), 0.0);
+    std::vector<double> want(static_cast<std::size_t>(outs), max ? -1e300 : 0.0);
+    std::vector<double> mag(static_cast<std::size_t>(outs), 0.0);
     for (I i = 0; i < full[0]; ++i)
       for (I j = 0; j < full[1]; ++j) {
         const ivec idx{i, j};
@@ -578,10 +596,11 @@ void check_short_row_reductions(std::uint64_t seed, int iterations) {
       }
     I bad = -1;
     for (I o = 0; o < outs && bad < 0; ++o) {
+      const auto u = static_cast<std::size_t>(o);
       const double v = test::to_double(one.data_ptr()[o]);
       const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-      const double bound = max ? tol * (std::abs(want[static_cast<std::size_t>(o)]) + 1) : tol * (mag[static_cast<std::size_t>(o)] + 1);
-      if (!(std::abs(v - want[static_cast<std::size_t>(o)]) <= bound)) bad = o;
+      const double bound = tol * ((max ? std::abs(want[u]) : mag[u]) + 1);
+      if (!(std::abs(v - want[u]) <= bound)) bad = o;
     }
     INFO((max ? "amax" : "sum") << " of " << st::dtype_v<T> << ", iteration " << it << ", sizes "
                                << st::to_string(st::int_list(full)) << " over " << st::to_string(st::int_list(dims))
@@ -593,7 +612,8 @@ void check_short_row_reductions(std::uint64_t seed, int iterations) {
 }
 }  // namespace
 
-TEST_CASE("layouts: reductions of short rows with operands repeated or broadcast along them", "[engine][layouts][reduce]") {
+TEST_CASE("layouts: reductions of short rows with operands repeated or broadcast along them",
+          "[engine][layouts][reduce]") {
   check_short_row_reductions<float>(900, 60);
   check_short_row_reductions<double>(910, 40);
 }

@@ -368,7 +368,8 @@ TEST_CASE("einsum's GEMM path against the naive evaluator: transposes, batches, 
           std::iota(perm.begin(), perm.end(), std::int64_t{0});
           std::shuffle(perm.begin(), perm.end(), rng);
           std::vector<std::int64_t> inverse(perm.size());
-          for (std::size_t d = 0; d < perm.size(); ++d) inverse[static_cast<std::size_t>(perm[d])] = static_cast<std::int64_t>(d);
+          for (std::size_t d = 0; d < perm.size(); ++d)
+            inverse[static_cast<std::size_t>(perm[d])] = static_cast<std::int64_t>(d);
           t = t.permute(perm).contiguous().permute(inverse);
         }
       if (variant == 2)  // stride-2 views: copied for the BLAS
@@ -411,6 +412,9 @@ TEST_CASE("a convolution by unfold and einsum, and by im2col and matmul, against
   const st::Tensor<double> by_matmul =
       cols.matmul(w.reshape({O, C * K * K}).t()).reshape({B, OH, OW, O}).permute({0, 3, 1, 2}).contiguous();
   REQUIRE(by_einsum.sizes() == st::int_list{B, O, OH, OW});
+  const st::Tensor<double> einsum_c = by_einsum.contiguous();
+  const double* xp = x.data_ptr();
+  const double* wp = w.data_ptr();
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t o = 0; o < O; ++o)
       for (std::int64_t i = 0; i < OH; ++i)
@@ -419,9 +423,9 @@ TEST_CASE("a convolution by unfold and einsum, and by im2col and matmul, against
           for (std::int64_t c = 0; c < C; ++c)
             for (std::int64_t p = 0; p < K; ++p)
               for (std::int64_t q = 0; q < K; ++q)
-                want += x.data_ptr()[((b * C + c) * H + i + p) * W + j + q] * w.data_ptr()[((o * C + c) * K + p) * K + q];
+                want += xp[((b * C + c) * H + i + p) * W + j + q] * wp[((o * C + c) * K + p) * K + q];
           const std::int64_t at = ((b * O + o) * OH + i) * OW + j;
-          CHECK(by_einsum.contiguous().data_ptr()[at] == Approx(want).epsilon(1e-12).margin(1e-12));
+          CHECK(einsum_c.data_ptr()[at] == Approx(want).epsilon(1e-12).margin(1e-12));
           CHECK(by_matmul.data_ptr()[at] == Approx(want).epsilon(1e-12).margin(1e-12));
         }
 }
