@@ -139,8 +139,7 @@ constexpr std::int64_t flat_row = 48, flat_run_rows = 8;
 // input read as one row when it continues too, staged once a run when it repeats its row (s1 =
 // 0: w in x[N, 3] * w), and otherwise filled or gathered row by row into the run's chunks.
 bool flattens_rows(const loop_plan& p) {
-  // (runs of fewer rows than flat_run_rows pay the staging's setup for too little)
-  if (p.sizes.size() < 2 || p.sizes[0] > flat_row || p.sizes[1] < flat_run_rows) return false;
+  if (p.sizes.size() < 2 || p.sizes[0] > flat_row) return false;
   return p.strides[static_cast<std::size_t>(p.nops)] == p.sizes[0] * p.strides[0];
 }
 
@@ -167,8 +166,9 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
   const bool flat_ok = tfn && flattens_rows(p);
   char* ptrs[max_operands];
   for (;;) {
-    if (flat_ok && col == 0 && std::min(od.left_in_row(), remaining / n0) >= flat_run_rows) {
-      flat.n1 = std::min(od.left_in_row(), remaining / n0);
+    const std::int64_t run = flat_ok && col == 0 ? std::min(od.left_in_row(), remaining / n0) : 0;
+    if (run >= flat_run_rows) {
+      flat.n1 = run;
       tfn(ctx, od.ptrs, flat, st);
       remaining -= flat.n1 * n0;
       if (remaining == 0) return;

@@ -94,9 +94,9 @@ struct stage_ctx {
 // n1 short rows of n0 elements (a flat tile_span) computed as one row, in chunks of whole
 // rows: an operand that continues its row into the next is read as one row (in place, or
 // gathered by its stride); one that repeats its row (s1 = 0) is staged once as a chunk of
-// whole rows, which every chunk reads; one broadcast along the row (s0 = 0, s1 != 0) has its
-// value for each row filled n0 times a chunk; any other has its rows gathered one by one into
-// the chunk (a plain copy gathers them straight into the output). The output continues its
+// whole rows, which every chunk reads; any other has its rows gathered one by one into the
+// chunk (one broadcast along the row, s0 = 0, has each row's value filled n0 times; a plain
+// copy gathers straight into the output). The output continues its
 // rows. `per` (at least 2) rows make a chunk. Not inlined: its buffers are on the stack only
 // while it runs, never beside those of the rows a caller runs one by one.
 [[gnu::noinline]] void flat_rows_staged(const void* kctx, const compute_fns& f, char* const* ptrs, const tile_span& sp,
@@ -104,7 +104,7 @@ struct stage_ctx {
   const std::int64_t* w = f.widths;
   const std::size_t nin = f.nops - 1;
   const std::int64_t n0 = sp.n0, n1 = sp.n1;
-  enum class how : unsigned char { run, repeated, per_row, by_row };
+  enum class how : unsigned char { run, repeated, by_row };
   const std::int64_t chunk = per * n0, n = n0 * n1;
   const std::int64_t staged_rows = per < n1 ? per : n1, staged = staged_rows * n0;  // a run shorter than a chunk
   alignas(64) char scratch[stage_bytes];
@@ -116,7 +116,7 @@ struct stage_ctx {
     buf[k] = scratch + at;
     at += round64(chunk * w[k]);
     const std::int64_t s0 = sp.s0[k], s1 = sp.s1[k];
-    kind[k] = s1 == n0 * s0 ? how::run : s1 == 0 ? how::repeated : s0 == 0 ? how::per_row : how::by_row;
+    kind[k] = s1 == n0 * s0 ? how::run : s1 == 0 ? how::repeated : how::by_row;
     s[k] = kind[k] == how::run ? s0 : 0;
     if (k == 0) continue;
     if (kind[k] == how::run && s0 == 0) gather(ptrs[k], 0, staged, w[k], buf[k]);  // one value throughout
@@ -135,7 +135,6 @@ struct stage_ctx {
     p[0] = out_unit ? ptrs[0] + c * s[0] : buf[0];
     for (std::size_t k = 1; k <= nin; ++k) {
       const char* src = ptrs[k] + r * sp.s1[k];
-      if (kind[k] == how::per_row) fill_rows(src, sp.s1[k], n0, rows, w[k], buf[k]);
       if (kind[k] == how::by_row) gather_rows(src, sp.s0[k], sp.s1[k], n0, rows, w[k], direct ? p[0] : buf[k]);
       p[k] = s[k] == w[k] ? ptrs[k] + c * s[k] : const_cast<char*>(in[k - 1]);
     }
@@ -145,10 +144,11 @@ struct stage_ctx {
 }
 
 // A flat tile_span: staged as one row (flat_rows_staged) when a chunk holds two rows or more
-// and the run has two; otherwise row by row.
+// and the run has two; otherwise row by row (and always for elements that are not trivially
+// copyable, which never go through buffers).
 void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const tile_span& sp, loop_status* st) {
   const std::int64_t per = chunk_for(f) / sp.n0;  // rows a chunk
-  if (per >= 2 && sp.n1 >= 2) return flat_rows_staged(kctx, f, ptrs, sp, per, st);
+  if (!f.strided && per >= 2 && sp.n1 >= 2) return flat_rows_staged(kctx, f, ptrs, sp, per, st);
   char* p[max_operands];
   for (std::int64_t j = 0; j < sp.n1; ++j) {
     for (std::size_t k = 0; k < f.nops; ++k) p[k] = ptrs[k] + j * sp.s1[k];
@@ -266,14 +266,6 @@ void compute_row(const void* ctx, const compute_fns& fns, char* const* ptrs, con
 
 void compute_runs(const void* ctx, const compute_fns& fns, char* const* ptrs, const std::int64_t* s,
                   const std::int64_t* step, std::int64_t n, std::int64_t runs, loop_status* st) {
-  if (fns.strided) {  // no buffers for elements that are not trivially copyable: a run at a time
-    char* p[max_operands];
-    for (std::int64_t r = 0; r < runs; ++r) {
-      for (std::size_t k = 0; k < fns.nops; ++k) p[k] = ptrs[k] + r * step[k];
-      fns.strided(ctx, p, s, n, st);
-    }
-    return;
-  }
   const tile_span sp{s, step, nullptr, 1, n, runs, static_cast<std::int64_t>(fns.nops), false, true};
   flat_rows(ctx, fns, ptrs, sp, st);
 }
