@@ -14,7 +14,8 @@
 // torch's bit for bit (so each line is summed in order). Several lines run at once: when the
 // scanned dim is the fastest in memory, 4 neighbouring lines interleaved (independent
 // dependency chains, prefetched), and the lines left over (a 1-D tensor's one) each alone
-// with its running value in a register; otherwise a block of the fastest dim is the running vector
+// with its running value in a register; lines of 2-7 elements back to back each alone with
+// their length known at compile time (vectorised across lines); otherwise a block of the fastest dim is the running vector
 // and every step along the scanned dim is one vectorised pass over a row of it (cumsum along
 // dim 0 reads each row once). Outputs take a transposed input's memory order.
 module;
@@ -498,6 +499,36 @@ void scan_rows_short(const Op& op, const scan_args<Op>& a, std::int64_t count) {
   }
 }
 
+/// count lines of N elements back to back in input and output (cumsum(x, -1) of x [M, 3]),
+/// each scanned alone with N known at compile time: the compiler then runs the lines across
+/// vector lanes (interleaved loads), where the interleaved path of runtime length waits on
+/// each line's few steps.
+template <int N, class Op>
+void scan_short_lines(const Op& op, const typename Op::in_type* __restrict x, typename Op::out_type* __restrict y,
+                      std::int64_t count) {
+  for (std::int64_t l = 0; l < count; ++l) {
+    typename Op::state s = op.init();
+    for (int t = 0; t < N; ++t) {
+      op.step(s, x[l * N + t], t);
+      y[l * N + t] = op.value(s);
+    }
+  }
+}
+/// scan_short_lines for n in 2..7 (longer lines vectorise badly this way: the compiler turns
+/// to gathers); false for other n.
+template <class Op>
+bool scan_short_lines(const Op& op, const scan_args<Op>& a, std::int64_t count) {
+  switch (a.n) {
+    case 2: scan_short_lines<2>(op, a.x, a.y, count); return true;
+    case 3: scan_short_lines<3>(op, a.x, a.y, count); return true;
+    case 4: scan_short_lines<4>(op, a.x, a.y, count); return true;
+    case 5: scan_short_lines<5>(op, a.x, a.y, count); return true;
+    case 6: scan_short_lines<6>(op, a.x, a.y, count); return true;
+    case 7: scan_short_lines<7>(op, a.x, a.y, count); return true;
+    default: return false;
+  }
+}
+
 /// Scans x (sizes at least 1-D, any strides) along d into y (and ix, laid out as y); reverse
 /// scans from the last position to the first.
 template <class Op>
@@ -551,6 +582,8 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
   }
   const std::int64_t blocks = (width + block - 1) / block;
   const bool rows = !along_lines && a.xi == 1 && a.yi == 1;
+  // Lines back to back in input and output, forward, of a plain running value.
+  const bool packed = along_lines && !Op::indexed && a.xs == 1 && a.ys == 1 && a.xi == a.n && a.yi == a.n;
   run_chunks(outer_count * blocks, numel, [&](std::int64_t begin, std::int64_t end) {
     std::vector<typename Op::state> buf(along_lines ? 0 : static_cast<std::size_t>(block));
     for (std::int64_t task = begin; task < end; ++task) {
@@ -573,6 +606,7 @@ void run_scan(const Op& op, const typename Op::in_type* x, int_list sizes, int_l
         if (line.ix) line.ix += b * a.yi;
         return line;
       };
+      if (packed && scan_short_lines(op, t, count)) continue;
       if (rows && count <= 8) {
         scan_rows_short(op, t, count);
       } else if (rows) {

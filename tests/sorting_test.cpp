@@ -439,6 +439,38 @@ TEST_CASE("scans of 1-17 lines, contiguous, strided and transposed, match a naiv
   }
 }
 
+TEST_CASE("scans of many short lines back to back match the same lines strided, bit for bit", "[sorting][diff]") {
+  // cumsum(x, -1) of x [M, n], n 1-9: lines of 2-7 take a path of their own; every other column
+  // of [M, 2n] holds the same values and scans line by line, 1 and 2 threads.
+  std::mt19937 gen(11u);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  for (const int threads : {1, 2}) {
+    st::set_num_threads(threads);
+    for (const std::int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+      const std::int64_t lines = 3001;
+      const auto wide = st::empty<double>({lines, 2 * n});
+      for (std::int64_t k = 0; k < wide.numel(); ++k) wide.data_ptr()[k] = u(gen);
+      const st::Tensor<double> strided = wide.slice(1, {}, {}, 2);
+      const st::Tensor<double> x = strided.contiguous();
+      const auto xf = x.to<float>();
+      const auto xi = (x * 8).to<std::int32_t>();
+      CAPTURE(threads, n);
+      CHECK(st::cumsum(x, 1).to_vector() == st::cumsum(strided, 1).to_vector());
+      CHECK(st::cumprod(x, -1).to_vector() == st::cumprod(strided, -1).to_vector());
+      CHECK(st::logcumsumexp(x, 1).to_vector() == st::logcumsumexp(strided, 1).to_vector());
+      CHECK(st::cumsum(xf, 1).to_vector() == st::cumsum(wide.to<float>().slice(1, {}, {}, 2), 1).to_vector());
+      CHECK(st::cumsum(xi, 1).to_vector() == st::cumsum((wide * 8).to<std::int32_t>().slice(1, {}, {}, 2), 1).to_vector());
+      // and the last line's values, from a naive running sum
+      double acc = 0;
+      bool same = true;
+      const auto y = st::cumsum(x, 1);
+      for (std::int64_t j = 0; j < n; ++j) same = same && y.at({lines - 1, j}) == (acc += x.at({lines - 1, j}));
+      CHECK(same);
+    }
+  }
+  st::set_num_threads(1);
+}
+
 TEST_CASE("sorting: dtypes torch lacks (half, float128, complex scans, bool)", "[sorting]") {
   const auto f = st::from_vector<float>({2.5f, -1, 0.5f, 2.5f, 7, -3});
   const auto h = f.to<st::half>();
