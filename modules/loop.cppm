@@ -188,6 +188,9 @@ struct tile_span {
   bool prefetch;       ///< the operands are beyond the caches: prefetch_tile pays
   bool flat = false;   ///< one tile of n1 short rows computed as one row, the output continuing
                        ///< its row into the next (s1 = n0 * s0)
+  /// A flat span's rows across several dims: row j of operand k at ptrs[k] + rows_at[j * nops + k]
+  /// (the output's still continuing) instead of ptrs[k] + j * s1[k]; null along dim 1 alone.
+  const std::int64_t* rows_at = nullptr;
 };
 /// A tile kernel: runs the tiles of span (one call per run, so its setup is paid once a run).
 using tile_fn = void (*)(const void* ctx, char* const* ptrs, const tile_span& span, loop_status* status);
@@ -405,6 +408,9 @@ void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n
 /// bytes apart, j < n1.
 void gather_rows(const char* src, std::int64_t s0, std::int64_t s1, std::int64_t n0, std::int64_t n1, std::int64_t w,
                  char* dst);
+/// The same with row j at src + at[j * step] (rows across several dims).
+void gather_rows_at(const char* src, std::int64_t s0, const std::int64_t* at, std::int64_t step, std::int64_t n0,
+                    std::int64_t n1, std::int64_t w, char* dst);
 /// One step of moving a row's strided operands into the buffers of the row loop, for any chunk
 /// of the row (worked out once a row by plan_gather, run for each chunk by gather_jobs).
 struct gather_job {

@@ -131,8 +131,10 @@ std::int64_t interleaved_rows(const loop_plan& p) {
 }
 
 // Rows up to this long are computed as one row (flattens_rows) in runs of flat_run_rows or
-// more along dim 1; shorter runs (a plan's dim 1, a thread's share) go row by row.
-constexpr std::int64_t flat_row = 48, flat_run_rows = 8;
+// more along dim 1; where dim 1 is shorter, in runs across the outer dims of up to
+// flat_table_rows rows (each operand's rows at offsets in a table) as long as the output
+// continues; runs shorter still (a thread's share) go row by row.
+constexpr std::int64_t flat_row = 48, flat_run_rows = 8, flat_table_rows = 256;
 
 // True when a plan's rows are short and the output continues its row into the next along
 // dim 1 (s1 = n0 * s0): a tile kernel then computes runs of rows as one row (flat_rows), each
@@ -146,7 +148,9 @@ bool flattens_rows(const loop_plan& p) {
 // Elements [e0, e1) in the plan's order: partial first row, whole rows, partial last. With a
 // tile kernel, whole rows go `together` at a time (interleaved_rows) when they are
 // consecutive along dim 1: their whole pieces as one run of piece x together tiles, the rest of
-// each row to fn; short rows that flattens_rows allows go as runs along dim 1, one flat tile each.
+// each row to fn; short rows that flattens_rows allows go as runs along dim 1, one flat tile each,
+// or across the outer dims when dim 1 is short (the rows of 3 of x.unfold(2, 3, 1).unfold(3, 3,
+// 1).permute(...) copied into a contiguous tensor).
 void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn fn, tile_fn tfn, const void* ctx,
                   loop_status* st) {
   const auto nops = static_cast<std::size_t>(p.nops);
@@ -164,6 +168,8 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
   const std::int64_t done = sp.count * piece;  // elements of a row in the run
   tile_span flat{s0, s0 + nops, step, 1, n0, 0, p.nops, false, true};
   const bool flat_ok = tfn && flattens_rows(p);
+  const bool across = flat_ok && p.sizes.size() > 2 && p.sizes[1] < flat_run_rows && nops * flat_table_rows <= 4096;
+  std::int64_t table[4096];
   char* ptrs[max_operands];
   for (;;) {
     const std::int64_t run = flat_ok && col == 0 ? std::min(od.left_in_row(), remaining / n0) : 0;
@@ -173,6 +179,29 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
       remaining -= flat.n1 * n0;
       if (remaining == 0) return;
       od.advance(flat.n1);
+      continue;
+    }
+    if (across && col == 0 && remaining >= flat_run_rows * n0) {
+      // Rows from here while the output continues, each operand's offsets in the table.
+      char* first[max_operands];
+      std::copy(od.ptrs, od.ptrs + nops, first);
+      const std::int64_t most = std::min(flat_table_rows, remaining / n0);
+      std::int64_t rows = 0;
+      for (; rows < most && od.ptrs[0] == first[0] + rows * n0 * s0[0]; ++rows, od.next())
+        for (std::size_t k = 0; k < nops; ++k) table[static_cast<std::size_t>(rows) * nops + k] = od.ptrs[k] - first[k];
+      if (rows >= flat_run_rows) {
+        tile_span rows_span = flat;
+        rows_span.n1 = rows;
+        rows_span.rows_at = table;
+        tfn(ctx, first, rows_span, st);
+      } else {
+        for (std::int64_t r = 0; r < rows; ++r) {
+          for (std::size_t k = 0; k < nops; ++k) ptrs[k] = first[k] + table[static_cast<std::size_t>(r) * nops + k];
+          fn(ctx, ptrs, s0, n0, st);
+        }
+      }
+      remaining -= rows * n0;
+      if (remaining == 0) return;
       continue;
     }
     if (col == 0 && together > 1 && remaining >= together * n0 && od.left_in_row() >= together) {

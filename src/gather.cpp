@@ -261,9 +261,44 @@ void fill_rows(const char* src, std::int64_t s1, std::int64_t n0, std::int64_t n
   for (std::int64_t j = 0; j < n1; ++j) gather(src + j * s1, 0, n0, w, dst + j * n0 * w);
 }
 
+namespace {
+// n bytes (at most 64) copied by two fixed-size copies that may overlap, inlined where a call
+// of memcpy would cost more than a short row's copy.
+void copy_short(char* dst, const char* src, std::int64_t n) {
+  const auto two = [&]<std::size_t K>() {
+    std::memcpy(dst, src, K);
+    std::memcpy(dst + n - K, src + n - K, K);
+  };
+  if (n >= 32) two.template operator()<32>();
+  else if (n >= 16) two.template operator()<16>();
+  else if (n >= 8) two.template operator()<8>();
+  else if (n >= 4) two.template operator()<4>();
+  else std::memcpy(dst, src, static_cast<std::size_t>(n));
+}
+}  // namespace
+
+void gather_rows_at(const char* src, std::int64_t s0, const std::int64_t* at, std::int64_t step, std::int64_t n0,
+                    std::int64_t n1, std::int64_t w, char* dst) {
+  const std::int64_t bytes = n0 * w;
+  if (s0 == w && bytes <= 64) {
+    for (std::int64_t j = 0; j < n1; ++j) copy_short(dst + j * bytes, src + at[j * step], bytes);
+    return;
+  }
+  if (s0 == w) {
+    for (std::int64_t j = 0; j < n1; ++j)
+      std::memcpy(dst + j * bytes, src + at[j * step], static_cast<std::size_t>(bytes));
+    return;
+  }
+  for (std::int64_t j = 0; j < n1; ++j) gather(src + at[j * step], s0, n0, w, dst + j * bytes);
+}
+
 void gather_rows(const char* src, std::int64_t s0, std::int64_t s1, std::int64_t n0, std::int64_t n1, std::int64_t w,
                  char* dst) {
   const std::int64_t bytes = n0 * w;
+  if (s0 == w && bytes <= 64) {
+    for (std::int64_t j = 0; j < n1; ++j) copy_short(dst + j * bytes, src + j * s1, bytes);
+    return;
+  }
   if (s0 == w) {  // unit-stride rows: one copy each
     for (std::int64_t j = 0; j < n1; ++j) std::memcpy(dst + j * bytes, src + j * s1, static_cast<std::size_t>(bytes));
     return;

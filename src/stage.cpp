@@ -97,7 +97,9 @@ struct stage_ctx {
 // whole rows, which every chunk reads; any other has its rows gathered one by one into the
 // chunk (one broadcast along the row, s0 = 0, has each row's value filled n0 times; a plain
 // copy gathers straight into the output). The output continues its
-// rows. `per` (at least 2) rows make a chunk. Not inlined: its buffers are on the stack only
+// rows. Rows across several dims (sp.rows_at) are each operand's rows at its offsets: an operand
+// whose offsets continue its row, or stay at the first row, is read or staged as above, any
+// other gathered row by row. `per` (at least 2) rows make a chunk. Not inlined: its buffers are on the stack only
 // while it runs, never beside those of the rows a caller runs one by one.
 [[gnu::noinline]] void flat_rows_staged(const void* kctx, const compute_fns& f, char* const* ptrs, const tile_span& sp,
                                         std::int64_t per, loop_status* st) {
@@ -112,11 +114,23 @@ struct stage_ctx {
   std::int64_t s[max_operands];  // each operand's stride along the one row; 0 when staged here
   how kind[max_operands];
   std::int64_t at = 0;
+  const std::int64_t* rows_at = sp.rows_at;
+  const auto nops = static_cast<std::size_t>(sp.nops);
   for (std::size_t k = 0; k < f.nops; ++k) {
     buf[k] = scratch + at;
     at += round64(chunk * w[k]);
     const std::int64_t s0 = sp.s0[k], s1 = sp.s1[k];
-    kind[k] = s1 == n0 * s0 ? how::run : s1 == 0 ? how::repeated : how::by_row;
+    if (rows_at) {
+      bool run = true, same = true;
+      for (std::int64_t j = 0; j < n1; ++j) {
+        const std::int64_t o = rows_at[static_cast<std::size_t>(j) * nops + k];
+        run = run && o == j * n0 * s0;
+        same = same && o == 0;
+      }
+      kind[k] = run ? how::run : same ? how::repeated : how::by_row;
+    } else {
+      kind[k] = s1 == n0 * s0 ? how::run : s1 == 0 ? how::repeated : how::by_row;
+    }
     s[k] = kind[k] == how::run ? s0 : 0;
     if (k == 0) continue;
     if (kind[k] == how::run && s0 == 0) gather(ptrs[k], 0, staged, w[k], buf[k]);  // one value throughout
@@ -134,8 +148,11 @@ struct stage_ctx {
     if (njobs != 0) gather_jobs(jobs, njobs, c, len, n);
     p[0] = out_unit ? ptrs[0] + c * s[0] : buf[0];
     for (std::size_t k = 1; k <= nin; ++k) {
-      const char* src = ptrs[k] + r * sp.s1[k];
-      if (kind[k] == how::by_row) gather_rows(src, sp.s0[k], sp.s1[k], n0, rows, w[k], direct ? p[0] : buf[k]);
+      char* dst = direct ? p[0] : buf[k];
+      if (kind[k] == how::by_row && rows_at)
+        gather_rows_at(ptrs[k], sp.s0[k], rows_at + static_cast<std::size_t>(r) * nops + k, sp.nops, n0, rows, w[k], dst);
+      else if (kind[k] == how::by_row)
+        gather_rows(ptrs[k] + r * sp.s1[k], sp.s0[k], sp.s1[k], n0, rows, w[k], dst);
       p[k] = s[k] == w[k] ? ptrs[k] + c * s[k] : const_cast<char*>(in[k - 1]);
     }
     if (!direct) unit_row(kctx, f, p, len, st);
@@ -150,8 +167,10 @@ void flat_rows(const void* kctx, const compute_fns& f, char* const* ptrs, const 
   const std::int64_t per = chunk_for(f) / sp.n0;  // rows a chunk
   if (!f.strided && per >= 2 && sp.n1 >= 2) return flat_rows_staged(kctx, f, ptrs, sp, per, st);
   char* p[max_operands];
+  const auto nops = static_cast<std::size_t>(sp.nops);
   for (std::int64_t j = 0; j < sp.n1; ++j) {
-    for (std::size_t k = 0; k < f.nops; ++k) p[k] = ptrs[k] + j * sp.s1[k];
+    for (std::size_t k = 0; k < f.nops; ++k)
+      p[k] = ptrs[k] + (sp.rows_at ? sp.rows_at[static_cast<std::size_t>(j) * nops + k] : j * sp.s1[k]);
     any_row(kctx, f, p, sp.s0, sp.n0, st);
   }
 }

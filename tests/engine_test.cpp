@@ -618,6 +618,59 @@ TEST_CASE("layouts: reductions of short rows with operands repeated or broadcast
   check_short_row_reductions<double>(910, 40);
 }
 
+namespace {
+// Windows of x [b, c, h, w] (x.unfold(2, k, s).unfold(3, k, s), the window dims permuted
+// among the others) times y plus z, into a contiguous output, and the windows copied alone:
+// the rows of k continue neither along the other window dim nor beyond, so the staging runs
+// rows across several dims at offsets. y is another window view, a contiguous tensor or one
+// broadcast along the windows; on 1 or 2 threads, against the naive reference.
+template <class T>
+void check_window_rows(std::uint64_t seed, int iterations) {
+  diff::rng_t g(seed);
+  for (int it = 0; it < iterations; ++it) {
+    st::set_num_threads(static_cast<int>(diff::rnd(g, 1, 2)));
+    const I k = diff::rnd(g, 1, 5), stride = diff::rnd(g, 1, 2), h = diff::rnd(g, k, 20), w = diff::rnd(g, k, 20);
+    const ivec xs{diff::rnd(g, 1, 3), diff::rnd(g, 1, 9), h, w};
+    const auto view_of = [&](const st::Tensor<T>& x, const ivec& perm) {
+      return x.unfold(2, k, stride).unfold(3, k, stride).permute(perm);
+    };
+    ivec perm{0, 1, 2, 3, 4, 5};
+    if (diff::rnd(g, 0, 2) == 0) std::shuffle(perm.begin(), perm.end(), g);
+    else perm = diff::rnd(g, 0, 1) == 0 ? ivec{0, 2, 3, 1, 4, 5} : ivec{0, 2, 3, 1, 5, 4};
+    const auto x = view_of(diff::filled<T>(g, xs), perm);
+    const ivec sizes(x.sizes().begin(), x.sizes().end());
+    const int yk = static_cast<int>(diff::rnd(g, 0, 2));
+    const auto y = yk == 0 ? view_of(diff::filled<T>(g, xs), perm)
+                 : yk == 1 ? diff::filled<T>(g, sizes)
+                           : diff::filled<T>(g, {sizes[0], sizes[1], sizes[2], sizes[3], 1, 1});
+    const auto z = diff::filled<T>(g, {sizes.back()});
+    const st::Tensor<T> out = st::empty<T>(sizes), copy = x.contiguous();
+    out.assign(x * y + z);
+    REQUIRE(copy.is_contiguous());
+    ivec idx(sizes.size(), 0);
+    I bad = -1;
+    for (I e = 0; e < st::numel_of(sizes) && bad < 0; ++e) {
+      const reference::ref want = element_ref(x, idx) * element_ref(y, idx) + element_ref(z, idx);
+      if (!close_to(out.data_ptr()[e], want) || !close_to(copy.data_ptr()[e], element_ref(x, idx))) bad = e;
+      for (std::size_t d = sizes.size(); d-- > 0;) {
+        if (++idx[d] < sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+    INFO(st::dtype_v<T> << ", iteration " << it << ", sizes " << st::to_string(st::int_list(sizes)) << ", perm "
+                        << st::to_string(st::int_list(perm)) << ", y kind " << yk << ": element " << bad);
+    CHECK(bad == -1);
+  }
+  st::set_num_threads(1);
+}
+}  // namespace
+
+TEST_CASE("layouts: rows of windows across several dims (unfold, permute, copy)", "[engine][layouts]") {
+  check_window_rows<float>(840, 60);
+  check_window_rows<double>(850, 30);
+  check_window_rows<std::uint8_t>(860, 20);
+}
+
 TEST_CASE("layouts: short rows with operands repeated or broadcast along them", "[engine][layouts]") {
   check_short_rows<float>(800, 60);
   check_short_rows<double>(810, 40);
