@@ -680,6 +680,17 @@ template <class Op, class A>
 void combine_row(const A* __restrict v, A* __restrict acc, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) acc[j] = Op::combine(acc[j], v[j]);
 }
+/// Runs of periods this long (bytes) and longer are read with each line prefetched
+/// prefetch_distance bytes ahead: the periodic reduction reads one stream, which the hardware
+/// prefetchers alone do not keep far enough ahead (docs/PERFORMANCE.md, "Prefetching the one
+/// stream of a periodic reduction").
+inline constexpr std::int64_t stream_bytes = 16384, prefetch_distance = 4096;
+/// Prefetches the V cache lines prefetch_distance bytes past p.
+template <int V, class T>
+[[gnu::always_inline]] inline void prefetch_ahead(const T* p) {
+  const char* c = reinterpret_cast<const char*>(p) + prefetch_distance;
+  for (int q = 0; q < V; ++q) __builtin_prefetch(c + q * 64);
+}
 /// lane[i % L] = combine(lane[i % L], v[i]) for i < m, L = V 64-byte vectors of lanes held in
 /// registers across the run (the short rows of an outer reduction, a period of rows at a time).
 template <class Op, class A, int V>
@@ -688,6 +699,11 @@ void combine_periods(const A* __restrict v, std::int64_t m, A* __restrict lane) 
   A t[L];
   for (std::int64_t j = 0; j < L; ++j) t[j] = lane[j];
   std::int64_t i = 0;
+  if (m * static_cast<std::int64_t>(sizeof(A)) >= stream_bytes)
+    for (; i + L <= m; i += L) {
+      prefetch_ahead<V>(v + i);
+      for (std::int64_t j = 0; j < L; ++j) t[j] = Op::combine(t[j], v[i + j]);
+    }
   for (; i + L <= m; i += L)
     for (std::int64_t j = 0; j < L; ++j) t[j] = Op::combine(t[j], v[i + j]);
   for (std::int64_t j = 0; i + j < m; ++j) t[j] = Op::combine(t[j], v[i + j]);
@@ -967,7 +983,10 @@ struct reduction_kernels {
   // then each accumulator j combines lanes j, j + n, ... in order. The same bits for any threads.
   void periodic(char* const* ptrs, const std::int64_t* s, const std::int64_t* row_step, std::int64_t n, A* acc,
                 loop_status* st, std::int64_t rows, std::int64_t k, A* buf) const {
-    const std::int64_t lanes = k * n, total = rows * n, per_chunk = chunk / lanes * lanes;
+    // A plain tensor of A read in place is one run; anything else is computed a chunk at a time.
+    const bool in_place = src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)) &&
+                          back_to_back(s, row_step, src.operands + 1, n);
+    const std::int64_t lanes = k * n, total = rows * n, per_chunk = in_place ? total : chunk / lanes * lanes;
     chunk_buffer<A, 1024 / sizeof(A) + 1> lane;
     init(lane.data, lanes);
     char* p[max_operands];
