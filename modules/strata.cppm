@@ -15,3 +15,4 @@ export import strata.manip;
 export import strata.indexing;
 export import strata.sorting;
 export import strata.io;
+export import strata.optim;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // A two-layer perceptron learns scikit-learn's 8x8 handwritten digits (samples/data, exported by
 // tools/export_digits.py): 64 pixels -> 64 hidden units (ReLU) -> 10 logits, a numerically
-// stable log-softmax, the negative log-likelihood, autograd and plain minibatch SGD. Prints the
+// stable log-softmax, the negative log-likelihood, autograd and minibatch SGD (strata::optim) with
+// a cosine learning-rate schedule. Prints the
 // loss per epoch and the test accuracy; exits with 1 unless the accuracy is above 90%.
 // Usage: digits_mlp [data directory]  (default: the source tree's samples/data)
 #include <algorithm>
@@ -64,26 +65,22 @@ int main(int argc, char** argv) {
     return st::Tensor<float>(st::matmul(h, w2) + b2);         // [batch, 10]
   };
 
-  const float lr = 0.1f;
+  st::optim::SGD opt({w1, b1, w2, b2}, st::optim::SGDOptions(0.1));
+  st::optim::CosineAnnealingLR schedule(opt, 20);  // from 0.1 down to 0 over the 20 epochs
   const std::int64_t batch = 20, n = x_train.size(0);
   for (int epoch = 1; epoch <= 20; ++epoch) {
     double total = 0;
     for (std::int64_t i = 0; i < n; i += batch) {
       const std::int64_t rows = std::min(batch, n - i);
       // The mean over the batch of -log p(true digit).
+      opt.zero_grad();  // gradients accumulate across backward calls, as in PyTorch
       st::Tensor<float> loss =
           -st::mean(st::sum(y_train.narrow(0, i, rows) * log_softmax(logits(x_train.narrow(0, i, rows))), {1}));
       loss.backward();
-      {
-        st::no_grad guard;  // the update itself is not recorded
-        w1 -= lr * w1.grad();
-        b1 -= lr * b1.grad();
-        w2 -= lr * w2.grad();
-        b2 -= lr * b2.grad();
-      }
-      st::zero_grad(w1, b1, w2, b2);  // gradients accumulate across backward calls, as in PyTorch
+      opt.step();
       total += static_cast<double>(loss.item()) * static_cast<double>(rows);
     }
+    schedule.step();
     std::cout << "epoch " << std::setw(2) << epoch << "  loss " << std::fixed << std::setprecision(4)
               << total / static_cast<double>(n) << "\n";
   }
