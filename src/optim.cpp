@@ -208,10 +208,12 @@ void rmsprop_update(T* p, const T* g, T* sq, T* buf, T* avg, std::int64_t n, con
   });
 }
 
-// One Adam or AdamW step over every parameter of the groups.
-template <class T, class O>
-void adam_groups(std::vector<optim::ParamGroup<T, O>>& groups, std::vector<std::vector<param_state<T>>>& state,
-                 bool decoupled) {
+// Calls update(options, state, parameter, p, g) for every parameter that has a gradient, its
+// state's step counted, then writes the parameter back (p and g: contiguous elements of the
+// parameter and its gradient).
+template <class T, class O, class Update>
+void each_param(std::vector<optim::ParamGroup<T, O>>& groups, std::vector<std::vector<param_state<T>>>& state,
+                const Update& update) {
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const O& o = *groups[gi].options;
     for (std::size_t i = 0; i < groups[gi].params.size(); ++i) {
@@ -219,16 +221,25 @@ void adam_groups(std::vector<optim::ParamGroup<T, O>>& groups, std::vector<std::
       if (!param.has_grad()) continue;
       param_state<T>& s = state[gi][i];
       const dense<T> d(param, param.grad());
-      Tensor<T>& m = state_tensor(s.a, param);
-      Tensor<T>& v = state_tensor(s.b, param);
-      T* vmax = o.amsgrad() ? state_tensor(s.c, param).data_ptr() : nullptr;
       ++s.step;
-      const adam_step a{o.lr(), o.betas().first, o.betas().second, o.eps(), o.weight_decay(),
-                        o.amsgrad(), o.maximize(), decoupled, s.step};
-      adam_update(d.p.data_ptr(), d.g.data_ptr(), m.data_ptr(), v.data_ptr(), vmax, param.numel(), a);
+      update(o, s, param, d.p.data_ptr(), d.g.data_ptr());
       d.finish();
     }
   }
+}
+
+// One Adam or AdamW step over every parameter of the groups.
+template <class T, class O>
+void adam_groups(std::vector<optim::ParamGroup<T, O>>& groups, std::vector<std::vector<param_state<T>>>& state,
+                 bool decoupled) {
+  each_param(groups, state, [&](const O& o, param_state<T>& s, const Tensor<T>& param, T* p, const T* g) {
+    T* m = state_tensor(s.a, param).data_ptr();
+    T* v = state_tensor(s.b, param).data_ptr();
+    T* vmax = o.amsgrad() ? state_tensor(s.c, param).data_ptr() : nullptr;
+    const adam_step a{o.lr(), o.betas().first, o.betas().second, o.eps(), o.weight_decay(),
+                      o.amsgrad(), o.maximize(), decoupled, s.step};
+    adam_update(p, g, m, v, vmax, param.numel(), a);
+  });
 }
 }  // namespace
 
@@ -261,7 +272,6 @@ void check_options(const optim::RMSpropOptions& o) {
 }  // namespace strata::detail
 
 namespace strata::optim {
-using detail::dense;
 using detail::state_tensor;
 
 template <element T>
@@ -270,20 +280,12 @@ SGD<T>::SGD(std::vector<ParamGroup<T, SGDOptions>> groups, const SGDOptions& o)
 
 template <element T>
 void SGD<T>::step() {
-  for (std::size_t gi = 0; gi < this->groups_.size(); ++gi) {
-    const SGDOptions& o = *this->groups_[gi].options;
-    for (std::size_t i = 0; i < this->groups_[gi].params.size(); ++i) {
-      const Tensor<T>& param = this->groups_[gi].params[i];
-      if (!param.has_grad()) continue;
-      auto& s = this->state_[gi][i];
-      const dense<T> d(param, param.grad());
-      const bool first = o.momentum() != 0 && !s.a;
-      T* buf = o.momentum() != 0 ? state_tensor(s.a, param).data_ptr() : nullptr;
-      ++s.step;
-      detail::sgd_update(d.p.data_ptr(), d.g.data_ptr(), buf, param.numel(), o, first);
-      d.finish();
-    }
-  }
+  detail::each_param(this->groups_, this->state_,
+                     [](const SGDOptions& o, detail::param_state<T>& s, const Tensor<T>& param, T* p, const T* g) {
+                       const bool first = o.momentum() != 0 && !s.a;
+                       T* buf = o.momentum() != 0 ? state_tensor(s.a, param).data_ptr() : nullptr;
+                       detail::sgd_update(p, g, buf, param.numel(), o, first);
+                     });
 }
 
 template <element T>
@@ -307,21 +309,13 @@ RMSprop<T>::RMSprop(std::vector<ParamGroup<T, RMSpropOptions>> groups, const RMS
     : detail::optimizer_groups<T, RMSpropOptions, detail::param_state<T>>(std::move(groups), o) {}
 template <element T>
 void RMSprop<T>::step() {
-  for (std::size_t gi = 0; gi < this->groups_.size(); ++gi) {
-    const RMSpropOptions& o = *this->groups_[gi].options;
-    for (std::size_t i = 0; i < this->groups_[gi].params.size(); ++i) {
-      const Tensor<T>& param = this->groups_[gi].params[i];
-      if (!param.has_grad()) continue;
-      auto& s = this->state_[gi][i];
-      const dense<T> d(param, param.grad());
-      T* sq = state_tensor(s.a, param).data_ptr();
-      T* buf = o.momentum() > 0 ? state_tensor(s.b, param).data_ptr() : nullptr;
-      T* avg = o.centered() ? state_tensor(s.c, param).data_ptr() : nullptr;
-      ++s.step;
-      detail::rmsprop_update(d.p.data_ptr(), d.g.data_ptr(), sq, buf, avg, param.numel(), o);
-      d.finish();
-    }
-  }
+  detail::each_param(this->groups_, this->state_,
+                     [](const RMSpropOptions& o, detail::param_state<T>& s, const Tensor<T>& param, T* p, const T* g) {
+                       T* sq = state_tensor(s.a, param).data_ptr();
+                       T* buf = o.momentum() > 0 ? state_tensor(s.b, param).data_ptr() : nullptr;
+                       T* avg = o.centered() ? state_tensor(s.c, param).data_ptr() : nullptr;
+                       detail::rmsprop_update(p, g, sq, buf, avg, param.numel(), o);
+                     });
 }
 
 template class SGD<float>;

@@ -39,6 +39,14 @@ inline std::vector<std::int64_t> parse_shape(const std::string& s) {
   return out;
 }
 
+/// Whitespace-separated numbers ("nan" and "inf" too).
+inline std::vector<double> parse_doubles(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<double> out;
+  for (std::string w; in >> w;) out.push_back(std::stod(w));
+  return out;
+}
+
 /// Whitespace-separated integers.
 inline std::vector<std::int64_t> parse_ints(const std::string& s) {
   std::istringstream in(s);

@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 #include "check_close.hpp"
@@ -21,12 +20,6 @@ import strata;
 namespace st = strata;
 
 namespace {
-std::vector<double> numbers(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<double> v;
-  for (std::string w; in >> w;) v.push_back(std::stod(w));
-  return v;
-}
 // "lr=0.1,momentum=0.9" -> {lr: 0.1, momentum: 0.9}
 std::map<std::string, std::string> options(const std::string& s) {
   std::map<std::string, std::string> out;
@@ -60,10 +53,10 @@ std::vector<golden_case> read_cases() {
     } else if (f[0] == "group") {
       cases.back().groups.push_back(options(f[2]));
     } else if (f[0] == "param") {
-      cases.back().params.push_back({std::stoll(f[2]), golden::parse_shape(f[3]), numbers(f[4])});
+      cases.back().params.push_back({std::stoll(f[2]), golden::parse_shape(f[3]), golden::parse_doubles(f[4])});
     } else if (f[0] == "grad" || f[0] == "value") {
       auto& to = f[0] == "grad" ? cases.back().grads : cases.back().values;
-      to[{std::stoi(f[1]), std::stoi(f[2])}] = numbers(f[3]);
+      to[{std::stoi(f[1]), std::stoi(f[2])}] = golden::parse_doubles(f[3]);
     }
   }
   return cases;
@@ -163,13 +156,13 @@ TEST_CASE("schedulers match PyTorch's learning rates epoch by epoch", "[optim]")
     ++seen;
     INFO("scheduler " << f[1]);
     const auto o = options(f[3]);
-    const std::vector<double> want = numbers(f[4]);
+    const std::vector<double> want = golden::parse_doubles(f[4]);
     auto p = st::zeros<double>({2}).requires_grad_();
     st::optim::SGD opt(std::vector{p}, st::optim::SGDOptions(0.1));
     std::vector<double> got{opt.get_lr(0)};
     const auto epochs = want.size();
     if (f[2] == "ReduceLROnPlateau") {
-      const std::vector<double> metrics = numbers(f[5]);
+      const std::vector<double> metrics = golden::parse_doubles(f[5]);
       st::optim::ReduceLROnPlateau s(opt, o.at("mode"), num(o, "factor"), std::stoll(o.at("patience")),
                                      num(o, "threshold"), o.at("threshold_mode"), std::stoll(o.at("cooldown")),
                                      num(o, "min_lr"), num(o, "eps"));

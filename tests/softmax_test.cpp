@@ -16,12 +16,6 @@ import strata;
 namespace st = strata;
 
 namespace {
-std::vector<double> numbers(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<double> v;
-  for (std::string w; in >> w;) v.push_back(std::stod(w));
-  return v;
-}
 template <class T>
 st::Tensor<T> tensor(const std::vector<double>& v, const std::vector<std::int64_t>& sizes) {
   std::vector<T> t(v.begin(), v.end());
@@ -72,12 +66,12 @@ TEST_CASE("softmax, log_softmax and logsumexp match PyTorch, gradients too", "[s
       const std::string& l = lines[i];
       const std::string key = l.substr(0, l.find(' '));
       const std::string rest = l.size() > key.size() ? l.substr(key.size() + 1) : "";
-      if (key == "x") c.x = numbers(rest);
-      if (key == "w") c.w = numbers(rest);
-      if (key == "grad") c.grad = numbers(rest);
+      if (key == "x") c.x = golden::parse_doubles(rest);
+      if (key == "w") c.w = golden::parse_doubles(rest);
+      if (key == "grad") c.grad = golden::parse_doubles(rest);
       if (key == "y") {
         c.out_sizes = golden::parse_shape(rest.substr(0, rest.find(']') + 1));
-        c.y = numbers(rest.substr(rest.find(']') + 1));
+        c.y = golden::parse_doubles(rest.substr(rest.find(']') + 1));
       }
     }
     ++i;
