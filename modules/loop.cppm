@@ -686,10 +686,11 @@ void combine_row(const A* __restrict v, A* __restrict acc, std::int64_t n) {
 /// stream of a periodic reduction").
 inline constexpr std::int64_t stream_bytes = 16384, prefetch_distance = 4096;
 /// Prefetches the V cache lines prefetch_distance bytes past p.
+/// (The address is computed as an integer: it may lie past the array, where a pointer may not.)
 template <int V, class T>
 [[gnu::always_inline]] inline void prefetch_ahead(const T* p) {
-  const char* c = reinterpret_cast<const char*>(p) + prefetch_distance;
-  for (int q = 0; q < V; ++q) __builtin_prefetch(c + q * 64);
+  const auto c = reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(prefetch_distance);
+  for (int q = 0; q < V; ++q) __builtin_prefetch(reinterpret_cast<const void*>(c + static_cast<std::uintptr_t>(q) * 64));
 }
 /// lane[i % L] = combine(lane[i % L], v[i]) for i < m, L = V 64-byte vectors of lanes held in
 /// registers across the run (the short rows of an outer reduction, a period of rows at a time).

@@ -156,16 +156,28 @@ void check_options(const optim::RMSpropOptions& o);
 template <element T, class O, class S>
 class optimizer_groups : public optim::Optimizer {
  public:
-  /// The parameter groups (each with its options filled in).
-  std::vector<optim::ParamGroup<T, O>>& param_groups() noexcept { return groups_; }
-  /// The parameter groups.
+  /// The parameter groups, each with its options filled in (add groups with add_param_group;
+  /// change a group's options through options(g)).
   const std::vector<optim::ParamGroup<T, O>>& param_groups() const noexcept { return groups_; }
-  /// Adds a group (its options the defaults when it has none).
+  /// Group g's options, to change (PyTorch's param_groups[g][...] = ...).
+  O& options(std::size_t g) { return *groups_[checked(g)].options; }
+  /// Adds a group (its options the defaults when it has none). A tensor already optimized (the
+  /// same elements: data, sizes and strides) is refused, in any group.
   void add_param_group(optim::ParamGroup<T, O> group) {
     if (group.options) check_options(*group.options);
     else group.options = defaults_;
-    for (const Tensor<T>& p : group.params)
+    for (std::size_t i = 0; i < group.params.size(); ++i) {
+      const Tensor<T>& p = group.params[i];
       if (!p.is_leaf()) throw error("can't optimize a non-leaf Tensor");
+      const auto same = [&](const Tensor<T>& q) {
+        return q.data_ptr() == p.data_ptr() && q.sizes() == p.sizes() && q.strides() == p.strides();
+      };
+      for (std::size_t j = 0; j < i; ++j)
+        if (same(group.params[j])) throw error("optimizer contains a parameter group with duplicate parameters");
+      for (const auto& g : groups_)
+        for (const Tensor<T>& q : g.params)
+          if (same(q)) throw error("some parameters appear in more than one parameter group");
+    }
     state_.emplace_back(group.params.size());
     groups_.push_back(std::move(group));
   }
@@ -183,6 +195,8 @@ class optimizer_groups : public optim::Optimizer {
  protected:
   optimizer_groups(std::vector<optim::ParamGroup<T, O>> groups, const O& defaults) : defaults_(defaults) {
     check_options(defaults);
+    if (groups.empty() || (groups.size() == 1 && groups[0].params.empty() && !groups[0].options))
+      throw error("optimizer got an empty parameter list");
     for (auto& g : groups) add_param_group(std::move(g));
   }
   const optim::ParamGroup<T, O>& group(std::size_t g) const { return groups_[checked(g)]; }
@@ -294,8 +308,11 @@ class LRScheduler {
   std::int64_t last_epoch() const noexcept { return last_epoch_; }
 
  protected:
-  /// Starts at epoch 0 with the optimizer's current rates.
+  /// Takes the optimizer's current rates as the base rates (then the derived class's
+  /// constructor sets epoch 0's rates with initial_step, as PyTorch's does).
   explicit LRScheduler(Optimizer& optimizer);
+  /// Sets epoch 0's rates (get_lr at epoch 0: a milestone at 0, a lambda's factor at 0).
+  void initial_step();
   /// The rates of the current epoch, from the optimizer's current ones (PyTorch's get_lr).
   virtual std::vector<double> get_lr() const = 0;
   /// Group g's rate in the optimizer now.

@@ -138,6 +138,7 @@ using std::uint16_t;
 using std::uint32_t;
 using std::uint64_t;
 using std::uint8_t;
+using std::uintptr_t;
 using std::vector;
 // Operators and functions found by argument-dependent lookup on the types above.
 using std::operator==;

@@ -5,12 +5,15 @@
 // parameter's type and in the order of operations of PyTorch 1.13's single-tensor steps
 // (torch/optim/sgd.py, adam.py, adamw.py, rmsprop.py): `x.mul_(a).add_(y, alpha=b)` is
 // x * a + b * y, `addcmul_(y, z, value=c)` is x + c * y * z and `addcdiv_(y, z, value=c)` is
-// x + c * (y / z). A parameter or gradient that is not contiguous is updated through a
-// contiguous copy.
+// x + c * y / z (ATen's order). A parameter or gradient that is not contiguous is updated
+// through a contiguous copy.
 module;
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <numbers>
 #include <optional>
@@ -44,19 +47,24 @@ void for_blocks(std::int64_t n, const Body& body) {
   parallel_run(threads, static_cast<int>(threads), &job::run, &j);
 }
 
-// A number as Python's str() prints a float in PyTorch's messages (shortest round trip).
+// A number as Python prints a float in PyTorch's messages (repr: the shortest digits that
+// read back; positional for exponents -4 to 15, with ".0" when whole; else scientific).
 std::string py(double v) {
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::ostringstream s;
-    s.precision(digits);
-    s << v;
-    if (std::stod(s.str()) == v) {
-      std::string out = s.str();
-      if (out.find_first_of(".einf") == std::string::npos) out += ".0";
-      return out;
-    }
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[64];
+  int digits = 1;
+  for (; digits < 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    if (std::strtod(buf, nullptr) == v) break;
   }
-  return std::to_string(v);
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  const int exponent = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exponent < -4 || exponent >= 16) return buf;
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, digits - 1 - exponent), v);
+  std::string out = buf;
+  if (out.find('.') == std::string::npos) out += ".0";
+  return out;
 }
 void require(bool ok, const std::string& message) {
   if (!ok) throw error(message);
@@ -149,7 +157,7 @@ void adam_block(const adam_k<T> k, T* __restrict p, const T* __restrict g, T* __
       vmax[i] = second;
     }
     const T denom = root_of(second) / k.bc2_sqrt + k.eps;
-    p[i] = x + k.step * (mi / denom);
+    p[i] = x + k.step * mi / denom;
   }
 }
 template <class T>
@@ -192,7 +200,7 @@ void rmsprop_block(const rmsprop_k<T> k, T* __restrict p, const T* __restrict g,
       buf[i] = b;
       p[i] = p[i] + k.step * b;
     } else {
-      p[i] = p[i] + k.step * (d / root);
+      p[i] = p[i] + k.step * d / root;
     }
   }
 }
@@ -243,10 +251,10 @@ void adam_groups(std::vector<optim::ParamGroup<T, O>>& groups, std::vector<std::
 }
 }  // namespace
 
-void check_options(const optim::SGDOptions& o) {
-  require(o.lr() >= 0, "Invalid learning rate: " + py(o.lr()));
-  require(o.momentum() >= 0, "Invalid momentum value: " + py(o.momentum()));
-  require(o.weight_decay() >= 0, "Invalid weight_decay value: " + py(o.weight_decay()));
+void check_options(const optim::SGDOptions& o) {  // torch.optim.SGD tests `< 0` (a NaN passes)
+  require(!(o.lr() < 0), "Invalid learning rate: " + py(o.lr()));
+  require(!(o.momentum() < 0), "Invalid momentum value: " + py(o.momentum()));
+  require(!(o.weight_decay() < 0), "Invalid weight_decay value: " + py(o.weight_decay()));
   require(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0),
           "Nesterov momentum requires a momentum and zero dampening");
 }
@@ -332,6 +340,10 @@ LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(&optimizer) {
   for (std::size_t g = 0; g < optimizer.num_param_groups(); ++g) base_lrs_.push_back(optimizer.get_lr(g));
   last_lr_ = base_lrs_;
 }
+void LRScheduler::initial_step() {
+  last_lr_ = get_lr();
+  for (std::size_t g = 0; g < last_lr_.size(); ++g) optimizer_->set_lr(g, last_lr_[g]);
+}
 void LRScheduler::step() {
   ++last_epoch_;
   last_lr_ = get_lr();
@@ -341,6 +353,7 @@ void LRScheduler::step() {
 StepLR::StepLR(Optimizer& optimizer, std::int64_t step_size, double gamma)
     : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
   if (step_size <= 0) throw error("StepLR: step_size must be positive, got " + std::to_string(step_size));
+  initial_step();
 }
 std::vector<double> StepLR::get_lr() const {
   std::vector<double> out;
@@ -350,7 +363,9 @@ std::vector<double> StepLR::get_lr() const {
 }
 
 MultiStepLR::MultiStepLR(Optimizer& optimizer, std::vector<std::int64_t> milestones, double gamma)
-    : LRScheduler(optimizer), milestones_(std::move(milestones)), gamma_(gamma) {}
+    : LRScheduler(optimizer), milestones_(std::move(milestones)), gamma_(gamma) {
+  initial_step();
+}
 std::vector<double> MultiStepLR::get_lr() const {
   const auto hits = std::count(milestones_.begin(), milestones_.end(), last_epoch_);
   std::vector<double> out;
@@ -359,7 +374,9 @@ std::vector<double> MultiStepLR::get_lr() const {
   return out;
 }
 
-ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma) : LRScheduler(optimizer), gamma_(gamma) {}
+ExponentialLR::ExponentialLR(Optimizer& optimizer, double gamma) : LRScheduler(optimizer), gamma_(gamma) {
+  initial_step();
+}
 std::vector<double> ExponentialLR::get_lr() const {
   std::vector<double> out;
   for (std::size_t g = 0; g < base_lrs_.size(); ++g) out.push_back(last_epoch_ == 0 ? lr(g) : lr(g) * gamma_);
@@ -369,6 +386,7 @@ std::vector<double> ExponentialLR::get_lr() const {
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, std::int64_t T_max, double eta_min)
     : LRScheduler(optimizer), t_max_(T_max), eta_min_(eta_min) {
   if (T_max <= 0) throw error("CosineAnnealingLR: T_max must be positive, got " + std::to_string(T_max));
+  initial_step();
 }
 std::vector<double> CosineAnnealingLR::get_lr() const {
   const double pi = std::numbers::pi, t = static_cast<double>(t_max_), e = static_cast<double>(last_epoch_);
@@ -383,8 +401,6 @@ std::vector<double> CosineAnnealingLR::get_lr() const {
   return out;
 }
 
-// Epoch 0's rates are the base rates times lr_lambda(0), set at construction as PyTorch does
-// (the other schedulers' epoch 0 is the rate already set).
 LambdaLR::LambdaLR(Optimizer& optimizer, std::function<double(std::int64_t)> lr_lambda)
     : LambdaLR(optimizer, std::vector<std::function<double(std::int64_t)>>(optimizer.num_param_groups(), lr_lambda)) {}
 LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<std::function<double(std::int64_t)>> lr_lambdas)
@@ -392,8 +408,7 @@ LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<std::function<double(std::i
   if (lambdas_.size() != base_lrs_.size())
     throw error("Expected " + std::to_string(base_lrs_.size()) + " lr_lambdas, but got " +
                 std::to_string(lambdas_.size()));
-  last_lr_ = get_lr();
-  for (std::size_t g = 0; g < last_lr_.size(); ++g) optimizer_->set_lr(g, last_lr_[g]);
+  initial_step();
 }
 std::vector<double> LambdaLR::get_lr() const {
   std::vector<double> out;

@@ -218,13 +218,34 @@ TEST_CASE("optimizers: PyTorch's errors for bad options and parameters", "[optim
   fails([&] { st::optim::AdamW(ps, st::optim::AdamWOptions().eps(-1e-8)); }, "Invalid epsilon value: -1e-08");
   fails([&] { st::optim::RMSprop(ps, st::optim::RMSpropOptions().alpha(-0.5)); }, "Invalid alpha value: -0.5");
   fails([&] { st::optim::SGD(std::vector{(p * 2).eval()}, st::optim::SGDOptions(0.1)); }, "can't optimize a non-leaf Tensor");
+  fails([&] { st::optim::SGD(std::vector<st::Tensor<float>>{}, st::optim::SGDOptions(0.1)); },
+        "optimizer got an empty parameter list");
+  fails([&] { st::optim::SGD(std::vector{p, p}, st::optim::SGDOptions(0.1)); },
+        "optimizer contains a parameter group with duplicate parameters");
+  fails([&] {
+    st::optim::Adam(std::vector<st::optim::ParamGroup<float, st::optim::AdamOptions>>{{{p}, std::nullopt}, {{p}, std::nullopt}},
+                    st::optim::AdamOptions());
+  }, "some parameters appear in more than one parameter group");
+  // Python's way of printing the number: -10.0, not -1e+01; 1e-05; 0.0001
+  fails([&] { st::optim::SGD(ps, st::optim::SGDOptions(0.1).momentum(-10)); }, "Invalid momentum value: -10.0");
+  fails([&] { st::optim::Adam(ps, st::optim::AdamOptions(-1e-5)); }, "Invalid learning rate: -1e-05");
+  fails([&] { st::optim::RMSprop(ps, st::optim::RMSpropOptions(-1e-4)); }, "Invalid learning rate: -0.0001");
+  fails([&] { st::optim::RMSprop(ps, st::optim::RMSpropOptions().momentum(-123.25)); }, "Invalid momentum value: -123.25");
   st::optim::SGD opt(ps, st::optim::SGDOptions(0.1));
   fails([&] { opt.set_lr(1, 0.5); }, "optimizer: no parameter group 1");
   fails([&] { st::optim::LambdaLR(opt, std::vector<std::function<double(std::int64_t)>>(2)); },
         "Expected 1 lr_lambdas, but got 2");
-  // LambdaLR sets epoch 0's rate at construction: base * lr_lambda(0)
+  // LambdaLR sets epoch 0's rate at construction: base * lr_lambda(0); a milestone at 0 too
   st::optim::LambdaLR half(opt, [](std::int64_t e) { return 0.5 / static_cast<double>(e + 1); });
   CHECK(opt.get_lr(0) == 0.05);
+  st::optim::MultiStepLR at_zero(opt, {0, 2}, 0.5);
+  CHECK(opt.get_lr(0) == 0.025);
+  // options(g) changes a group's options (PyTorch's param_groups[g]["lr"] = ...)
+  opt.options(0).lr(0.5).momentum(0.9);
+  CHECK(opt.get_lr(0) == 0.5);
+  CHECK(opt.param_groups()[0].options->momentum() == 0.9);
+  // SGD, as torch's, lets a NaN learning rate through
+  CHECK_NOTHROW(st::optim::SGD(ps, st::optim::SGDOptions(std::nan(""))));
   fails([&] { st::optim::ReduceLROnPlateau(opt, "mean"); }, "mode mean is unknown!");
   fails([&] { st::optim::ReduceLROnPlateau(opt, "min", 0.1, 10, 1e-4, "relative"); },
         "threshold mode relative is unknown!");
