@@ -69,4 +69,9 @@ template <element... Ts>
 void zero_grad(const Tensor<Ts>&... tensors) {
   ((tensors.has_grad() ? void(tensors.grad().fill_(detail::convert<Ts>(0))) : void()), ...);
 }
+/// Sets the gradient of each tensor of a list that has one to zero (a model's parameters).
+template <element T>
+void zero_grad(const std::vector<Tensor<T>>& tensors) {
+  for (const Tensor<T>& t : tensors) zero_grad(t);
+}
 }  // namespace strata

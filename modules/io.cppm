@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Printing in PyTorch's format and .npy files.
+// Printing in PyTorch's format, .npy files and .npz archives of them.
 export module strata.io;
 import strata.std;
 import strata.error;
@@ -50,6 +50,85 @@ void byteswap_words(char* p, std::size_t count, std::size_t width) noexcept;
 /// Opens path for reading or writing, throwing io_error when it cannot.
 std::ifstream open_in(const std::string& path);
 std::ofstream open_out(const std::string& path);
+
+/// The entries of a .npz file of stored .npy entries (src/npz.cpp), checked when opened.
+class npz_reader {
+ public:
+  explicit npz_reader(const std::string& path);
+  ~npz_reader();
+  npz_reader(const npz_reader&) = delete;
+  npz_reader& operator=(const npz_reader&) = delete;
+  /// The number of entries.
+  std::size_t size() const noexcept;
+  /// Entry i's name, without ".npy".
+  const std::string& name(std::size_t i) const;
+  /// A stream over entry i's bytes (the previous one's is reused).
+  std::istream& open(std::size_t i);
+
+ private:
+  struct impl;
+  std::shared_ptr<impl> impl_;
+};
+/// Builds a .npz file: add() gives a stream for each entry's .npy bytes, finish() writes the file.
+class npz_writer {
+ public:
+  explicit npz_writer(const std::string& path);
+  ~npz_writer();
+  npz_writer(const npz_writer&) = delete;
+  npz_writer& operator=(const npz_writer&) = delete;
+  /// The stream entry `name` (".npy" appended) is written to.
+  std::ostream& add(const std::string& name);
+  /// Writes the archive.
+  void finish();
+
+ private:
+  struct impl;
+  std::shared_ptr<impl> impl_;
+};
+
+/// Writes t (any strides; elements in logical order) as .npy bytes.
+template <element T>
+void write_npy(std::ostream& out, const Tensor<T>& t, const std::string& path) {
+  detail::write_npy_header(out, detail::npy_descr(dtype_v<T>), t.sizes());
+  const Tensor<T> c = t.contiguous();
+  out.write(reinterpret_cast<const char*>(c.data_ptr()),
+            static_cast<std::streamsize>(c.numel() * static_cast<std::int64_t>(sizeof(T))));
+  if (!out) throw io_error("save_npy: failed writing '" + path + "'");
+}
+
+/// Reads .npy bytes of element type T from in (C or Fortran order, either byte order).
+template <element T>
+Tensor<T> read_npy(std::istream& in, const std::string& path) {
+  const detail::npy_header h = detail::read_npy_header(in, path);
+  const bool swap = detail::check_npy_descr(h.descr, dtype_v<T>, path);
+  // Checked against overflow and against the bytes the file holds before anything is allocated.
+  const std::size_t nbytes = detail::npy_data_bytes(h, sizeof(T), in, path);
+  const std::int64_t n = numel_of(h.shape);  // cannot overflow: npy_data_bytes checked it
+  dim_vector strides = contiguous_strides(h.shape);
+  if (h.fortran_order) {  // column-major: the first dim varies fastest
+    std::int64_t running = 1;
+    for (std::size_t d = 0; d < h.shape.size(); ++d) {
+      strides[d] = running;
+      running *= h.shape[d] > 1 ? h.shape[d] : 1;
+    }
+  }
+  storage s = storage::allocate<T>(n, init::uninitialized);
+  if constexpr (std::is_same_v<T, bool>) {
+    // Any byte other than 0 or 1 is not a valid bool: read bytes, then convert.
+    std::vector<char> bytes(nbytes);
+    detail::read_npy_data(in, bytes.data(), nbytes, path);
+    bool* p = static_cast<bool*>(s.data());
+    for (std::size_t i = 0; i < nbytes; ++i) p[i] = bytes[i] != 0;
+  } else {
+    char* p = static_cast<char*>(s.data());
+    detail::read_npy_data(in, p, nbytes, path);
+    if (swap) {
+      constexpr std::size_t width = detail::is_complex_v<T> ? sizeof(T) / 2 : sizeof(T);
+      detail::byteswap_words(p, nbytes / width, width);
+    }
+  }
+  return Tensor<T>(std::move(s), h.shape, strides, 0);
+}
 }  // namespace strata::detail
 
 export namespace strata {
@@ -86,13 +165,8 @@ std::ostream& operator<<(std::ostream& os, const E& e) { return os << to_string(
 /// Writes t (any strides; elements in logical order) as a .npy file.
 template <element T>
 void save_npy(const std::string& path, const Tensor<T>& t) {
-  const std::string descr = detail::npy_descr(dtype_v<T>);
   std::ofstream out = detail::open_out(path);
-  detail::write_npy_header(out, descr, t.sizes());
-  const Tensor<T> c = t.contiguous();
-  out.write(reinterpret_cast<const char*>(c.data_ptr()),
-            static_cast<std::streamsize>(c.numel() * static_cast<std::int64_t>(sizeof(T))));
-  if (!out) throw io_error("save_npy: failed writing '" + path + "'");
+  detail::write_npy(out, t, path);
 }
 
 /// What a .npy file holds, read from its header alone.
@@ -118,34 +192,25 @@ void save_npy(const std::string& path, const E& e) { save_npy(path, e.eval()); }
 template <element T>
 Tensor<T> load_npy(const std::string& path) {
   std::ifstream in = detail::open_in(path);
-  const detail::npy_header h = detail::read_npy_header(in, path);
-  const bool swap = detail::check_npy_descr(h.descr, dtype_v<T>, path);
-  // Checked against overflow and against the bytes the file holds before anything is allocated.
-  const std::size_t nbytes = detail::npy_data_bytes(h, sizeof(T), in, path);
-  const std::int64_t n = numel_of(h.shape);  // cannot overflow: npy_data_bytes checked it
-  dim_vector strides = contiguous_strides(h.shape);
-  if (h.fortran_order) {  // column-major: the first dim varies fastest
-    std::int64_t running = 1;
-    for (std::size_t d = 0; d < h.shape.size(); ++d) {
-      strides[d] = running;
-      running *= h.shape[d] > 1 ? h.shape[d] : 1;
-    }
-  }
-  storage s = storage::allocate<T>(n, init::uninitialized);
-  if constexpr (std::is_same_v<T, bool>) {
-    // Any byte other than 0 or 1 is not a valid bool: read bytes, then convert.
-    std::vector<char> bytes(nbytes);
-    detail::read_npy_data(in, bytes.data(), nbytes, path);
-    bool* p = static_cast<bool*>(s.data());
-    for (std::size_t i = 0; i < nbytes; ++i) p[i] = bytes[i] != 0;
-  } else {
-    char* p = static_cast<char*>(s.data());
-    detail::read_npy_data(in, p, nbytes, path);
-    if (swap) {
-      constexpr std::size_t width = detail::is_complex_v<T> ? sizeof(T) / 2 : sizeof(T);
-      detail::byteswap_words(p, nbytes / width, width);
-    }
-  }
-  return Tensor<T>(std::move(s), h.shape, strides, 0);
+  return detail::read_npy<T>(in, path);
+}
+
+/// Writes named tensors as a .npz file (np.savez's format: stored .npy entries), which
+/// np.load and torch read; names are the keys (".npy" is added).
+template <element T>
+void save_npz(const std::string& path, const std::vector<std::pair<std::string, Tensor<T>>>& arrays) {
+  detail::npz_writer w(path);
+  for (const auto& [name, t] : arrays) detail::write_npy(w.add(name), t, path);
+  w.finish();
+}
+/// Reads every array of a .npz file written by np.savez (stored entries), in the archive's
+/// order, as tensors of element type T; dtype_error for an entry of another dtype, io_error
+/// for a malformed, truncated or compressed archive.
+template <element T>
+std::vector<std::pair<std::string, Tensor<T>>> load_npz(const std::string& path) {
+  detail::npz_reader r(path);
+  std::vector<std::pair<std::string, Tensor<T>>> out;
+  for (std::size_t i = 0; i < r.size(); ++i) out.emplace_back(r.name(i), detail::read_npy<T>(r.open(i), path + "/" + r.name(i)));
+  return out;
 }
 }  // namespace strata

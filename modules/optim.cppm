@@ -4,23 +4,14 @@
 // their own. Each step is one fused pass over each parameter (src/optim.cpp): all of the
 // update's arithmetic in one loop over the parameter, its gradient and its state, as PyTorch's
 // fused kernels, computed in the parameter's type in the order PyTorch's own step computes it.
+module;
+#include "options.hpp"
 export module strata.optim;
 import strata.std;
 import strata.error;
 import strata.dtype;
 import strata.tensor;
-
-// An option's setter (returning the options, for chains) and getter, both PyTorch's name.
-#define STRATA_OPTION(Type, name, init)          \
- public:                                         \
-  auto& name(Type v) {                           \
-    name##_ = v;                                 \
-    return *this;                                \
-  }                                              \
-  Type name() const noexcept { return name##_; } \
-                                                 \
- private:                                        \
-  Type name##_ = init;
+import strata.autograd;
 
 export namespace strata::optim {
 /// What every optimizer offers a training loop and a learning-rate scheduler.
@@ -184,9 +175,7 @@ class optimizer_groups : public optim::Optimizer {
   /// The options of groups added without their own.
   const O& defaults() const noexcept { return defaults_; }
   void zero_grad() override {
-    for (const auto& g : groups_)
-      for (const Tensor<T>& p : g.params)
-        if (p.has_grad()) p.grad().fill_(T(0));
+    for (const auto& g : groups_) strata::zero_grad(g.params);
   }
   std::size_t num_param_groups() const override { return groups_.size(); }
   double get_lr(std::size_t g) const override { return group(g).options->lr(); }

@@ -79,6 +79,7 @@ using std::integral_constant;
 using std::is_arithmetic_v;
 using std::is_floating_point_v;
 using std::is_integral_v;
+using std::is_base_of_v;
 using std::is_same_v;
 using std::is_trivially_copyable_v;
 using std::is_trivially_destructible_v;

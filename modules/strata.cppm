@@ -16,3 +16,4 @@ export import strata.indexing;
 export import strata.sorting;
 export import strata.io;
 export import strata.optim;
+export import strata.nn;

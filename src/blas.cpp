@@ -37,7 +37,8 @@ void single_threaded() {
 }  // namespace
 
 void blas_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-               const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc) {
+               const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
+               bool accumulate) {
   single_threaded();
   const int ta = trans_a ? trans : no_trans, tb = trans_b ? trans : no_trans;
   const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
@@ -45,20 +46,20 @@ void blas_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int
   switch (t) {
     case blas_type::f32:
       cblas_sgemm(row_major, ta, tb, M, N, K, 1.0f, static_cast<const float*>(a), LA, static_cast<const float*>(b), LB,
-                  0.0f, static_cast<float*>(c), LC);
+                  accumulate ? 1.0f : 0.0f, static_cast<float*>(c), LC);
       break;
     case blas_type::f64:
       cblas_dgemm(row_major, ta, tb, M, N, K, 1.0, static_cast<const double*>(a), LA, static_cast<const double*>(b),
-                  LB, 0.0, static_cast<double*>(c), LC);
+                  LB, accumulate ? 1.0 : 0.0, static_cast<double*>(c), LC);
       break;
     case blas_type::c64: {
       const float one[2] = {1, 0}, zero[2] = {0, 0};
-      cblas_cgemm(row_major, ta, tb, M, N, K, one, a, LA, b, LB, zero, c, LC);
+      cblas_cgemm(row_major, ta, tb, M, N, K, one, a, LA, b, LB, accumulate ? one : zero, c, LC);
       break;
     }
     case blas_type::c128: {
       const double one[2] = {1, 0}, zero[2] = {0, 0};
-      cblas_zgemm(row_major, ta, tb, M, N, K, one, a, LA, b, LB, zero, c, LC);
+      cblas_zgemm(row_major, ta, tb, M, N, K, one, a, LA, b, LB, accumulate ? one : zero, c, LC);
       break;
     }
   }

@@ -7,9 +7,10 @@
 namespace strata::detail {
 /// The element types the BLAS multiplies.
 enum class blas_type { f32, f64, c64, c128 };
-/// C = op(A) op(B) for row-major C (m x n, leading dim ldc), A (m x k, or k x m when trans_a)
+/// C = op(A) op(B) (accumulate: C += op(A) op(B)) for row-major C (m x n, leading dim ldc), A (m x k, or k x m when trans_a)
 /// and B (k x n, or n x k when trans_b); every size and leading dim fits an int. Runs on the
 /// calling thread (OpenBLAS single-threaded); callers split the work over their threads.
 void blas_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-               const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc);
+               const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
+               bool accumulate = false);
 }  // namespace strata::detail

@@ -23,6 +23,7 @@ module;
 #include <utility>
 #include <vector>
 #include "parallel.hpp"
+#include "python_repr.hpp"
 module strata.optim;
 import strata.loop;
 
@@ -47,25 +48,6 @@ void for_blocks(std::int64_t n, const Body& body) {
   parallel_run(threads, static_cast<int>(threads), &job::run, &j);
 }
 
-// A number as Python prints a float in PyTorch's messages (repr: the shortest digits that
-// read back; positional for exponents -4 to 15, with ".0" when whole; else scientific).
-std::string py(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  char buf[64];
-  int digits = 1;
-  for (; digits < 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
-  const int exponent = std::atoi(std::strchr(buf, 'e') + 1);
-  if (exponent < -4 || exponent >= 16) return buf;
-  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, digits - 1 - exponent), v);
-  std::string out = buf;
-  if (out.find('.') == std::string::npos) out += ".0";
-  return out;
-}
 void require(bool ok, const std::string& message) {
   if (!ok) throw error(message);
 }
@@ -252,30 +234,30 @@ void adam_groups(std::vector<optim::ParamGroup<T, O>>& groups, std::vector<std::
 }  // namespace
 
 void check_options(const optim::SGDOptions& o) {  // torch.optim.SGD tests `< 0` (a NaN passes)
-  require(!(o.lr() < 0), "Invalid learning rate: " + py(o.lr()));
-  require(!(o.momentum() < 0), "Invalid momentum value: " + py(o.momentum()));
-  require(!(o.weight_decay() < 0), "Invalid weight_decay value: " + py(o.weight_decay()));
+  require(!(o.lr() < 0), "Invalid learning rate: " + python_repr(o.lr()));
+  require(!(o.momentum() < 0), "Invalid momentum value: " + python_repr(o.momentum()));
+  require(!(o.weight_decay() < 0), "Invalid weight_decay value: " + python_repr(o.weight_decay()));
   require(!o.nesterov() || (o.momentum() > 0 && o.dampening() == 0),
           "Nesterov momentum requires a momentum and zero dampening");
 }
 namespace {
 template <class O>
 void check_adam(const O& o) {
-  require(o.lr() >= 0, "Invalid learning rate: " + py(o.lr()));
-  require(o.eps() >= 0, "Invalid epsilon value: " + py(o.eps()));
-  require(o.betas().first >= 0 && o.betas().first < 1, "Invalid beta parameter at index 0: " + py(o.betas().first));
-  require(o.betas().second >= 0 && o.betas().second < 1, "Invalid beta parameter at index 1: " + py(o.betas().second));
-  require(o.weight_decay() >= 0, "Invalid weight_decay value: " + py(o.weight_decay()));
+  require(o.lr() >= 0, "Invalid learning rate: " + python_repr(o.lr()));
+  require(o.eps() >= 0, "Invalid epsilon value: " + python_repr(o.eps()));
+  require(o.betas().first >= 0 && o.betas().first < 1, "Invalid beta parameter at index 0: " + python_repr(o.betas().first));
+  require(o.betas().second >= 0 && o.betas().second < 1, "Invalid beta parameter at index 1: " + python_repr(o.betas().second));
+  require(o.weight_decay() >= 0, "Invalid weight_decay value: " + python_repr(o.weight_decay()));
 }
 }  // namespace
 void check_options(const optim::AdamOptions& o) { check_adam(o); }
 void check_options(const optim::AdamWOptions& o) { check_adam(o); }
 void check_options(const optim::RMSpropOptions& o) {
-  require(o.lr() >= 0, "Invalid learning rate: " + py(o.lr()));
-  require(o.eps() >= 0, "Invalid epsilon value: " + py(o.eps()));
-  require(o.momentum() >= 0, "Invalid momentum value: " + py(o.momentum()));
-  require(o.weight_decay() >= 0, "Invalid weight_decay value: " + py(o.weight_decay()));
-  require(o.alpha() >= 0, "Invalid alpha value: " + py(o.alpha()));
+  require(o.lr() >= 0, "Invalid learning rate: " + python_repr(o.lr()));
+  require(o.eps() >= 0, "Invalid epsilon value: " + python_repr(o.eps()));
+  require(o.momentum() >= 0, "Invalid momentum value: " + python_repr(o.momentum()));
+  require(o.weight_decay() >= 0, "Invalid weight_decay value: " + python_repr(o.weight_decay()));
+  require(o.alpha() >= 0, "Invalid alpha value: " + python_repr(o.alpha()));
 }
 }  // namespace strata::detail
 

@@ -6,7 +6,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cmake=$("$root/tools/setup.sh" | tail -n1)
 cd "$root"
 "$cmake" --preset release >/dev/null
-"$cmake" --build --preset release --target broadcasting_tour views_tour heat_diffusion mandelbrot broadcast_backward curve_fit digits_mlp kmeans
+"$cmake" --build --preset release --target broadcasting_tour views_tour heat_diffusion mandelbrot broadcast_backward curve_fit digits_mlp digits_cnn kmeans
 ./build/release/samples/broadcasting_tour
 ./build/release/samples/views_tour
 ./build/release/samples/heat_diffusion
@@ -14,4 +14,5 @@ cd "$root"
 ./build/release/samples/broadcast_backward
 ./build/release/samples/curve_fit
 ./build/release/samples/digits_mlp
+(cd build/release && ./samples/digits_cnn)
 (cd build/release && ./samples/kmeans)

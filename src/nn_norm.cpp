@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+// strata.nn's normalisations: batch, layer, group and instance norm. Each is one fused
+// expression (x - mean) / sqrt(var + eps) * weight + bias over the statistics, which are fused
+// reductions themselves (the biased variance, as PyTorch normalises with), so autograd
+// differentiates through the statistics as PyTorch's backward does. Running statistics are
+// updated in place without the graph, with the unbiased variance, as PyTorch updates them.
+module;
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+module strata.nn;
+import strata.graph;
+import strata.expr;
+
+namespace strata::detail {
+namespace {
+std::string size_of(int_list s) {
+  std::string out = "torch.Size([";
+  for (std::size_t d = 0; d < s.size(); ++d) out += (d ? ", " : "") + std::to_string(s[d]);
+  return out + "])";
+}
+// The sizes [1, C, 1, ...] that broadcast a per-channel tensor over x's dim 1.
+dim_vector channel_sizes(std::int64_t dims, std::int64_t channels) {
+  dim_vector s(static_cast<std::size_t>(dims), 1);
+  s[1] = channels;
+  return s;
+}
+// t viewed as `sizes`, or a 0-d `fill` when t is none (an identity scale or shift).
+template <class T>
+Tensor<T> broadcast_or(const Tensor<T>* t, int_list sizes, T fill) {
+  return t ? t->reshape(sizes) : full<T>({}, fill);
+}
+template <class T>
+void check_channels(const Tensor<T>* t, std::int64_t channels, const char* what) {
+  if (t && t->numel() != channels)
+    throw shape_error(std::string(what) + " should contain " + std::to_string(channels) + " elements not " +
+                      std::to_string(t->numel()));
+}
+// (x - mean) / sqrt(var + eps) * w + b, recorded as one expression.
+template <class T>
+Tensor<T> normalized(const Tensor<T>& x, const Tensor<T>& mean, const Tensor<T>& var, double eps, const Tensor<T>& w,
+                     const Tensor<T>& b) {
+  return Tensor<T>((x - mean) / strata::sqrt(var + static_cast<T>(eps)) * w + b);
+}
+// running = (1 - momentum) running + momentum value, in place, without the graph.
+template <class T>
+void update_running(const Tensor<T>& running, const Tensor<T>& value, double momentum) {
+  const grad_mode_guard off(false);
+  running.copy_(Tensor<T>(static_cast<T>(1 - momentum) * running + static_cast<T>(momentum) * value));
+}
+dim_vector all_but_channels(std::int64_t dims) {
+  dim_vector out{0};
+  for (std::int64_t d = 2; d < dims; ++d) out.push_back(d);
+  return out;
+}
+}  // namespace
+
+template <element T>
+Tensor<T> batch_norm(const Tensor<T>& x, const std::optional<Tensor<T>>& running_mean,
+                     const std::optional<Tensor<T>>& running_var, const nn::functional::BatchNormFuncOptions& o) {
+  if (x.dim() < 2) throw shape_error("batch_norm: expected an input of 2 or more dims, but got " + to_string(x.sizes()));
+  const std::int64_t C = x.size(1);
+  const Tensor<T>* rm = running_mean ? &*running_mean : nullptr;
+  const Tensor<T>* rv = running_var ? &*running_var : nullptr;
+  check_channels(rm, C, "running_mean");
+  check_channels(rv, C, "running_var");
+  check_channels(o.template weight_as<T>(), C, "weight");
+  check_channels(o.template bias_as<T>(), C, "bias");
+  const dim_vector chan = channel_sizes(x.dim(), C);
+  const Tensor<T> w = broadcast_or(o.template weight_as<T>(), chan, T(1));
+  const Tensor<T> b = broadcast_or(o.template bias_as<T>(), chan, T(0));
+  if (!o.training()) {
+    if (!rm || !rv) throw error("running_mean and running_var must be defined in evaluation mode");
+    return normalized(x, rm->reshape(chan), rv->reshape(chan), o.eps(), w, b);
+  }
+  const std::int64_t count = C == 0 ? 0 : x.numel() / C;
+  if (count <= 1)
+    throw error("Expected more than 1 value per channel when training, got input size " + size_of(x.sizes()));
+  const dim_vector dims = all_but_channels(x.dim());
+  const Tensor<T> mean = strata::mean(x, dims, true);
+  const Tensor<T> var = strata::var(x, dims, 0, true);
+  if (rm) update_running(*rm, mean.detach().reshape({C}), o.momentum());
+  if (rv)
+    update_running(*rv, Tensor<T>(var.detach().reshape({C}) * static_cast<T>(static_cast<double>(count) / static_cast<double>(count - 1))),
+                   o.momentum());
+  return normalized(x, mean, var, o.eps(), w, b);
+}
+
+template <element T>
+Tensor<T> layer_norm(const Tensor<T>& x, const nn::functional::LayerNormFuncOptions& o) {
+  const std::vector<std::int64_t>& shape = o.normalized_shape();
+  const std::int64_t k = static_cast<std::int64_t>(shape.size());
+  bool fits = x.dim() >= k && k > 0;
+  for (std::int64_t i = 0; fits && i < k; ++i) fits = x.size(x.dim() - k + i) == shape[static_cast<std::size_t>(i)];
+  if (!fits) {
+    std::string star = "[*";
+    for (std::int64_t s : shape) star += ", " + std::to_string(s);
+    throw shape_error("Given normalized_shape=" + to_string(int_list(shape)) + ", expected input with shape " + star +
+                      "], but got input of size" + to_string(x.sizes()));
+  }
+  const Tensor<T>* w = o.template weight_as<T>();
+  const Tensor<T>* b = o.template bias_as<T>();
+  for (const Tensor<T>* t : {w, b})
+    if (t && t->sizes() != int_list(shape))
+      throw shape_error("layer_norm: expected weight and bias of sizes " + to_string(int_list(shape)) + ", got " +
+                        to_string(t->sizes()));
+  dim_vector dims;
+  for (std::int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
+  const Tensor<T> mean = strata::mean(x, dims, true);
+  const Tensor<T> var = strata::var(x, dims, 0, true);
+  return normalized(x, mean, var, o.eps(), w ? *w : full<T>({}, T(1)), b ? *b : full<T>({}, T(0)));
+}
+
+template <element T>
+Tensor<T> group_norm(const Tensor<T>& x, const nn::functional::GroupNormFuncOptions& o) {
+  if (x.dim() < 2) throw shape_error("group_norm: expected an input of 2 or more dims, but got " + to_string(x.sizes()));
+  const std::int64_t N = x.size(0), C = x.size(1), G = o.num_groups();
+  if (G <= 0 || C % G != 0)
+    throw shape_error("Expected number of channels in input to be divisible by num_groups, but got input of shape " +
+                      to_string(x.sizes()) + " and num_groups=" + std::to_string(G));
+  check_channels(o.template weight_as<T>(), C, "weight");
+  check_channels(o.template bias_as<T>(), C, "bias");
+  const Tensor<T> xg = x.reshape({N, G, -1});
+  const Tensor<T> mean = strata::mean(xg, {2}, true);
+  const Tensor<T> var = strata::var(xg, {2}, 0, true);
+  const Tensor<T> y = normalized(xg, mean, var, o.eps(), full<T>({}, T(1)), full<T>({}, T(0))).reshape(x.sizes());
+  const dim_vector chan = channel_sizes(x.dim(), C);
+  if (!o.template weight_as<T>() && !o.template bias_as<T>()) return y;
+  return Tensor<T>(y * broadcast_or(o.template weight_as<T>(), chan, T(1)) +
+                   broadcast_or(o.template bias_as<T>(), chan, T(0)));
+}
+
+template <element T>
+Tensor<T> instance_norm(const Tensor<T>& x, const nn::functional::InstanceNormFuncOptions& o) {
+  if (x.dim() < 3) throw shape_error("instance_norm: expected an input of 3 or more dims, but got " + to_string(x.sizes()));
+  const std::int64_t C = x.size(1);
+  const Tensor<T>* rm = o.template running_mean_as<T>();
+  const Tensor<T>* rv = o.template running_var_as<T>();
+  check_channels(rm, C, "running_mean");
+  check_channels(rv, C, "running_var");
+  check_channels(o.template weight_as<T>(), C, "weight");
+  check_channels(o.template bias_as<T>(), C, "bias");
+  const dim_vector chan = channel_sizes(x.dim(), C);
+  const Tensor<T> w = broadcast_or(o.template weight_as<T>(), chan, T(1));
+  const Tensor<T> b = broadcast_or(o.template bias_as<T>(), chan, T(0));
+  if (!o.use_input_stats()) {
+    if (!rm || !rv) throw error("Expected running_mean and running_var to be defined when use_input_stats is false");
+    return normalized(x, rm->reshape(chan), rv->reshape(chan), o.eps(), w, b);
+  }
+  dim_vector dims;
+  for (std::int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  const std::int64_t count = x.numel() / std::max<std::int64_t>(1, x.size(0) * C);
+  if (count <= 1)
+    throw error("Expected more than 1 spatial element when training, got input size " + size_of(x.sizes()));
+  const Tensor<T> mean = strata::mean(x, dims, true);
+  const Tensor<T> var = strata::var(x, dims, 0, true);
+  // The running statistics take the mean over the samples of each instance's statistics.
+  if (rm) update_running(*rm, Tensor<T>(strata::mean(mean.detach().reshape({x.size(0), C}), {0})), o.momentum());
+  if (rv)
+    update_running(*rv,
+                   Tensor<T>(strata::mean(var.detach().reshape({x.size(0), C}), {0}) *
+                             static_cast<T>(static_cast<double>(count) / static_cast<double>(count - 1))),
+                   o.momentum());
+  return normalized(x, mean, var, o.eps(), w, b);
+}
+
+#define STRATA_NN_NORM_DEFINE(T)                                                                              \
+  template Tensor<T> batch_norm<T>(const Tensor<T>&, const std::optional<Tensor<T>>&,                        \
+                                   const std::optional<Tensor<T>>&, const F::BatchNormFuncOptions&);          \
+  template Tensor<T> layer_norm<T>(const Tensor<T>&, const F::LayerNormFuncOptions&);                         \
+  template Tensor<T> group_norm<T>(const Tensor<T>&, const F::GroupNormFuncOptions&);                         \
+  template Tensor<T> instance_norm<T>(const Tensor<T>&, const F::InstanceNormFuncOptions&);
+STRATA_NN_NORM_DEFINE(float)
+STRATA_NN_NORM_DEFINE(double)
+#undef STRATA_NN_NORM_DEFINE
+}  // namespace strata::detail

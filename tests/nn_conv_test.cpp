@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+// strata.nn's convolutions and pooling against PyTorch 1.13 (tests/golden/nn.txt, made by
+// tools/make_nn_golden.py): values, indices and the gradient of every input for each option,
+// and torch's errors; the same bits for 1 and 2 threads; a naive direct convolution over random
+// geometries; a ported LeNet-style forward and backward.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+#include "check_close.hpp"
+#include "nn_golden.hpp"
+#include "tensor_values.hpp"
+import strata;
+
+namespace st = strata;
+namespace F = strata::nn::functional;
+
+namespace {
+template <class T>
+st::Tensor<T> make(const nn_golden::tensor_data& d) {
+  std::vector<T> v;
+  for (double x : d.values) v.push_back(static_cast<T>(x));
+  return st::from_vector<T>(v, d.sizes);
+}
+
+template <std::size_t D>
+F::ExpandingArray<D> expanding(const std::string& s) {
+  const auto v = nn_golden::ints(s);
+  if (v.size() == 1) return v[0];
+  if constexpr (D == 1) return {v[0]};
+  else if constexpr (D == 2) return {v[0], v[1]};
+  else return {v[0], v[1], v[2]};
+}
+
+// The case's function; indices set when the function returns them.
+template <class T, std::size_t D>
+st::Tensor<T> call_d(const nn_golden::golden_case& c, std::map<std::string, st::Tensor<T>>& in,
+                     std::optional<st::Tensor<std::int64_t>>& indices) {
+  const auto has = [&](const char* k) { return c.has(k); };
+  const std::string base = c.function.substr(0, c.function.size() - 2);  // conv2d -> conv
+  const auto& x = in.at("input");
+  if (base == "conv") {
+    st::nn::functional::ConvFuncOptions<D> o;
+    if (in.count("bias")) o.bias(in.at("bias"));
+    if (has("stride")) o.stride(expanding<D>(c.option("stride")));
+    if (has("padding")) {
+      const std::string p = c.option("padding");
+      if (p == "same" || p == "valid") o.padding(F::ConvPadding<D>(p));
+      else o.padding(expanding<D>(p));
+    }
+    if (has("dilation")) o.dilation(expanding<D>(c.option("dilation")));
+    if (has("groups")) o.groups(std::stoll(c.option("groups")));
+    if constexpr (D == 1) return F::conv1d(x, in.at("weight"), o);
+    else if constexpr (D == 2) return F::conv2d(x, in.at("weight"), o);
+    else return F::conv3d(x, in.at("weight"), o);
+  }
+  if (base == "conv_transpose") {
+    st::nn::functional::ConvTransposeFuncOptions<D> o;
+    if (in.count("bias")) o.bias(in.at("bias"));
+    if (has("stride")) o.stride(expanding<D>(c.option("stride")));
+    if (has("padding")) o.padding(expanding<D>(c.option("padding")));
+    if (has("output_padding")) o.output_padding(expanding<D>(c.option("output_padding")));
+    if (has("dilation")) o.dilation(expanding<D>(c.option("dilation")));
+    if (has("groups")) o.groups(std::stoll(c.option("groups")));
+    if constexpr (D == 1) return F::conv_transpose1d(x, in.at("weight"), o);
+    else if constexpr (D == 2) return F::conv_transpose2d(x, in.at("weight"), o);
+    else return F::conv_transpose3d(x, in.at("weight"), o);
+  }
+  if (base == "max_pool") {
+    st::nn::functional::MaxPoolFuncOptions<D> o(expanding<D>(c.option("kernel_size")));
+    if (has("stride")) o.stride(expanding<D>(c.option("stride")));
+    if (has("padding")) o.padding(expanding<D>(c.option("padding")));
+    if (has("dilation")) o.dilation(expanding<D>(c.option("dilation")));
+    if (has("ceil_mode")) o.ceil_mode(c.option("ceil_mode") == "1");
+    if constexpr (D == 1) {
+      auto [y, i] = F::max_pool1d_with_indices(x, o);
+      indices = i;
+      CHECK(as_doubles(F::max_pool1d(x.detach(), o)) == as_doubles(y.detach()));
+      return y;
+    } else if constexpr (D == 2) {
+      auto [y, i] = F::max_pool2d_with_indices(x, o);
+      indices = i;
+      CHECK(as_doubles(F::max_pool2d(x.detach(), o)) == as_doubles(y.detach()));
+      return y;
+    } else {
+      auto [y, i] = F::max_pool3d_with_indices(x, o);
+      indices = i;
+      return y;
+    }
+  }
+  if (base == "avg_pool") {
+    st::nn::functional::AvgPoolFuncOptions<D> o(expanding<D>(c.option("kernel_size")));
+    if (has("stride")) o.stride(expanding<D>(c.option("stride")));
+    if (has("padding")) o.padding(expanding<D>(c.option("padding")));
+    if (has("ceil_mode")) o.ceil_mode(c.option("ceil_mode") == "1");
+    if (has("count_include_pad")) o.count_include_pad(c.option("count_include_pad") == "1");
+    if (has("divisor_override")) o.divisor_override(std::stoll(c.option("divisor_override")));
+    if constexpr (D == 1) return F::avg_pool1d(x, o);
+    else if constexpr (D == 2) return F::avg_pool2d(x, o);
+    else return F::avg_pool3d(x, o);
+  }
+  if (base == "adaptive_avg_pool") return F::adaptive_avg_pool2d(x, expanding<2>(c.option("output_size")));
+  if (base == "adaptive_max_pool") {
+    auto [y, i] = F::adaptive_max_pool2d_with_indices(x, expanding<2>(c.option("output_size")));
+    indices = i;
+    return y;
+  }
+  throw std::logic_error("no such function in this test: " + c.function);
+}
+
+template <class T>
+st::Tensor<T> call(const nn_golden::golden_case& c, std::map<std::string, st::Tensor<T>>& in,
+                   std::optional<st::Tensor<std::int64_t>>& indices) {
+  const char d = c.function[c.function.size() - 2];
+  if (d == '1') return call_d<T, 1>(c, in, indices);
+  if (d == '2') return call_d<T, 2>(c, in, indices);
+  return call_d<T, 3>(c, in, indices);
+}
+
+template <class T>
+void run_case(const nn_golden::golden_case& c) {
+  INFO("case " << c.id);
+  std::map<std::string, st::Tensor<T>> in;
+  for (const auto& [name, d] : c.inputs) {
+    in[name] = make<T>(d);
+    if (c.grads.count(name)) in[name].requires_grad_();
+  }
+  std::optional<st::Tensor<std::int64_t>> indices;
+  if (!c.error.empty()) {
+    CHECK_THROWS_WITH(call<T>(c, in, indices), c.error);
+    return;
+  }
+  st::Tensor<T> out = call<T>(c, in, indices);
+  const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
+  CHECK(std::vector<std::int64_t>(out.sizes().begin(), out.sizes().end()) == c.out.sizes);
+  test::check_close(as_doubles(out.detach()), c.out.values, tol);
+  if (c.extra.count("indices")) {
+    REQUIRE(indices);
+    CHECK(as_doubles(*indices) == c.extra.at("indices").values);
+  }
+  out.backward(make<T>({c.dtype, c.out.sizes, c.cot}));
+  for (const auto& [name, want] : c.grads) {
+    INFO("gradient of " << name);
+    REQUIRE(in.at(name).has_grad());
+    test::check_close(as_doubles(in.at(name).grad()), want.values, tol);
+  }
+}
+
+bool is_conv_or_pool(const std::string& f) { return f.find("conv") == 0 || f.find("pool") != std::string::npos; }
+}  // namespace
+
+TEST_CASE("nn: convolutions and pooling match PyTorch", "[nn]") {
+  int cases = 0;
+  for (const auto& c : nn_golden::read()) {
+    if (!is_conv_or_pool(c.function)) continue;
+    ++cases;
+    if (c.dtype == "float32") run_case<float>(c);
+    else run_case<double>(c);
+  }
+  CHECK(cases > 60);
+}
+
+namespace {
+// A direct convolution, one multiply-add at a time, with its input and weight gradients for
+// the output gradient gy: the reference the im2col/GEMM path is compared with.
+struct naive_conv {
+  std::vector<std::int64_t> xs, ws, ys;  // [N, C, s0, s1, s2] with leading spatial 1s
+  std::vector<double> y, gx, gw;
+};
+naive_conv naive(const std::vector<double>& x, const std::vector<std::int64_t>& xs, const std::vector<double>& w,
+                 const std::vector<std::int64_t>& ws, const std::vector<double>& gy,
+                 const std::vector<std::int64_t>& ys, std::int64_t groups, const std::vector<std::int64_t>& stride,
+                 const std::vector<std::int64_t>& pad, const std::vector<std::int64_t>& dil) {
+  naive_conv r{xs, ws, ys, std::vector<double>(gy.size(), 0.0), std::vector<double>(x.size(), 0.0),
+               std::vector<double>(w.size(), 0.0)};
+  const std::int64_t N = xs[0], C = xs[1], O = ws[0], Cg = ws[1], Og = O / groups;
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t o = 0; o < O; ++o)
+      for (std::int64_t a = 0; a < ys[2]; ++a)
+        for (std::int64_t b = 0; b < ys[3]; ++b)
+          for (std::int64_t e = 0; e < ys[4]; ++e) {
+            const std::int64_t yi = (((n * O + o) * ys[2] + a) * ys[3] + b) * ys[4] + e;
+            for (std::int64_t c = 0; c < Cg; ++c)
+              for (std::int64_t k0 = 0; k0 < ws[2]; ++k0)
+                for (std::int64_t k1 = 0; k1 < ws[3]; ++k1)
+                  for (std::int64_t k2 = 0; k2 < ws[4]; ++k2) {
+                    const std::int64_t i0 = a * stride[0] - pad[0] + k0 * dil[0];
+                    const std::int64_t i1 = b * stride[1] - pad[1] + k1 * dil[1];
+                    const std::int64_t i2 = e * stride[2] - pad[2] + k2 * dil[2];
+                    if (i0 < 0 || i0 >= xs[2] || i1 < 0 || i1 >= xs[3] || i2 < 0 || i2 >= xs[4]) continue;
+                    const std::int64_t ci = o / Og * Cg + c;
+                    const std::int64_t xi = (((n * C + ci) * xs[2] + i0) * xs[3] + i1) * xs[4] + i2;
+                    const std::int64_t wi = (((o * Cg + c) * ws[2] + k0) * ws[3] + k1) * ws[4] + k2;
+                    r.y[yi] += x[xi] * w[wi];
+                    r.gx[xi] += gy[yi] * w[wi];
+                    r.gw[wi] += gy[yi] * x[xi];
+                  }
+          }
+  return r;
+}
+
+std::vector<double> random_values(std::mt19937& rng, std::int64_t n) {
+  std::uniform_int_distribution<int> d(-16, 16);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (double& e : v) e = d(rng) / 8.0;  // exact in sums of a few hundred terms
+  return v;
+}
+std::int64_t product(const std::vector<std::int64_t>& v) {
+  std::int64_t p = 1;
+  for (std::int64_t e : v) p *= e;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("nn: conv1d/2d/3d over random geometries equal a direct convolution, values and gradients", "[nn]") {
+  std::mt19937 rng(2026);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 60; ++trial) {
+    const int D = 1 + trial % 3;
+    const std::int64_t groups = pick(1, 2), N = pick(1, 3), Cg = pick(1, 3), Og = pick(1, 3);
+    std::vector<std::int64_t> xs{N, Cg * groups, 1, 1, 1}, ws{Og * groups, Cg, 1, 1, 1}, ys{N, Og * groups, 1, 1, 1};
+    std::vector<std::int64_t> stride{1, 1, 1}, pad{0, 0, 0}, dil{1, 1, 1};
+    for (int i = 3 - D; i < 3; ++i) {
+      stride[i] = pick(1, 3);
+      dil[i] = pick(1, 2);
+      ws[2 + i] = pick(1, 3);
+      pad[i] = pick(0, 2);
+      const std::int64_t effective = dil[i] * (ws[2 + i] - 1) + 1;
+      xs[2 + i] = std::max<std::int64_t>(pick(1, 7), effective - 2 * pad[i]);
+      ys[2 + i] = (xs[2 + i] + 2 * pad[i] - effective) / stride[i] + 1;
+    }
+    INFO("trial " << trial << ", " << D << "-d, groups " << groups);
+    const auto x = random_values(rng, product(xs)), w = random_values(rng, product(ws)), gy = random_values(rng, product(ys));
+    const naive_conv want = naive(x, xs, w, ws, gy, ys, groups, stride, pad, dil);
+    const auto drop = [&](std::vector<std::int64_t> s) {  // [N, C, 1, 1, L] -> [N, C, L] for 1-d
+      s.erase(s.begin() + 2, s.begin() + 2 + (3 - D));
+      return s;
+    };
+    auto xt = st::from_vector<double>(x, drop(xs)).requires_grad_();
+    auto wt = st::from_vector<double>(w, drop(ws)).requires_grad_();
+    st::Tensor<double> y;
+    if (D == 1) y = F::conv1d(xt, wt, F::Conv1dFuncOptions().stride(stride[2]).padding(pad[2]).dilation(dil[2]).groups(groups));
+    else if (D == 2)
+      y = F::conv2d(xt, wt,
+                    F::Conv2dFuncOptions().stride({stride[1], stride[2]}).padding({pad[1], pad[2]}).dilation({dil[1], dil[2]}).groups(groups));
+    else
+      y = F::conv3d(xt, wt,
+                    F::Conv3dFuncOptions()
+                        .stride({stride[0], stride[1], stride[2]})
+                        .padding({pad[0], pad[1], pad[2]})
+                        .dilation({dil[0], dil[1], dil[2]})
+                        .groups(groups));
+    REQUIRE(std::vector<std::int64_t>(y.sizes().begin(), y.sizes().end()) == drop(ys));
+    CHECK(as_doubles(y.detach()) == want.y);
+    y.backward(st::from_vector<double>(gy, drop(ys)));
+    CHECK(as_doubles(xt.grad()) == want.gx);
+    CHECK(as_doubles(wt.grad()) == want.gw);
+  }
+}
+
+TEST_CASE("nn: convolution and pooling gradients have the same bits for 1 and 2 threads", "[nn]") {
+  const int threads = st::get_num_threads();
+  auto run = [](int n) {
+    st::set_num_threads(n);
+    st::manual_seed(11);
+    auto x = st::randn<float>({9, 6, 12, 10}).requires_grad_();
+    auto w = st::randn<float>({8, 3, 3, 3}).requires_grad_();
+    auto b = st::randn<float>({8}).requires_grad_();
+    auto y = F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).padding(1).groups(2));
+    auto p = F::max_pool2d(y, F::MaxPool2dFuncOptions(2));
+    auto q = F::avg_pool2d(y, F::AvgPool2dFuncOptions(3).stride(2).padding(1));
+    (st::sum(p * p) + st::sum(q)).backward();
+    return std::vector<std::vector<double>>{as_doubles(y.detach()), as_doubles(x.grad()), as_doubles(w.grad()),
+                                            as_doubles(b.grad())};
+  };
+  const auto one = run(1), two = run(2);
+  st::set_num_threads(threads);
+  for (std::size_t i = 0; i < one.size(); ++i) CHECK(one[i] == two[i]);
+}
+
+TEST_CASE("nn: a LeNet-style PyTorch forward and backward ports line by line", "[nn]") {
+  // x = torch.randn(4, 1, 8, 8)
+  // h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=1)), 2)       # [4, 6, 4, 4]
+  // h = F.avg_pool2d(F.relu(F.conv2d(h, w2, b2, padding='same')), 2)  # [4, 8, 2, 2]
+  // logits = F.linear(h.flatten(1), w3, b3); loss = F.cross_entropy(logits, y); loss.backward()
+  st::manual_seed(5);
+  auto x = st::randn<float>({4, 1, 8, 8});
+  auto y = st::randint(0, 10, {4});
+  auto w1 = st::randn<float>({6, 1, 3, 3}).requires_grad_();
+  auto b1 = st::zeros<float>({6}).requires_grad_();
+  auto w2 = st::randn<float>({8, 6, 3, 3}).requires_grad_();
+  auto b2 = st::zeros<float>({8}).requires_grad_();
+  auto w3 = st::randn<float>({10, 32}).requires_grad_();
+  auto b3 = st::zeros<float>({10}).requires_grad_();
+  auto h = F::max_pool2d(st::relu(F::conv2d(x, w1, F::Conv2dFuncOptions().bias(b1).padding(1))), F::MaxPool2dFuncOptions(2));
+  h = F::avg_pool2d(st::relu(F::conv2d(h, w2, F::Conv2dFuncOptions().bias(b2).padding("same"))), F::AvgPool2dFuncOptions(2));
+  auto logits = F::linear(h.flatten(1), w3, b3);
+  auto loss = F::cross_entropy(logits, y);
+  loss.backward();
+  CHECK(h.sizes().vec() == st::dim_vector{4, 8, 2, 2});
+  CHECK(std::isfinite(loss.item()));
+  CHECK(w1.grad().sizes().vec() == st::dim_vector{6, 1, 3, 3});
+  CHECK(b1.grad().sizes().vec() == st::dim_vector{6});
+  CHECK(st::sum(st::abs(w1.grad())).item() > 0);
+}
