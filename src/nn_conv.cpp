@@ -538,6 +538,27 @@ void for_windows(const pool_geom& g, bool adaptive, const F& f) {
   });
 }
 
+// An average window clipped to the input, [a, b) per dim, and its divisor by PyTorch's rule:
+// divisor_override, else the window clipped to the padded input (count_include_pad), else the
+// elements inside the input.
+struct avg_window {
+  dims3 a, b;
+  std::int64_t divisor;
+};
+avg_window clip_average(const pool_geom& g, const pool_params& p, const dims3& lo, const dims3& hi) {
+  avg_window w{};
+  std::int64_t pool_size = 1, count = 1;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t padded_hi = p.adaptive ? hi[i] : std::min(hi[i], g.in[i] + g.pl[i]);
+    pool_size *= padded_hi - lo[i];
+    w.a[i] = std::max<std::int64_t>(lo[i], 0);
+    w.b[i] = std::min(hi[i], g.in[i]);
+    count *= w.b[i] - w.a[i];
+  }
+  w.divisor = p.divisor_override ? p.divisor_override : (p.count_include_pad && !p.adaptive) ? pool_size : count;
+  return w;
+}
+
 std::int64_t pool_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil) {
   const std::int64_t span = in + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
   std::int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;  // floor division
@@ -620,24 +641,12 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
     });
   } else {
     for_windows(g, p.adaptive, [&](std::int64_t c, std::int64_t o, const dims3& lo, const dims3& hi) {
+      const avg_window w = clip_average(g, p, lo, hi);
       T sum = 0;
-      std::int64_t pool_size = 1, count = 1;
-      dims3 a, b;
-      for (int i = 0; i < 3; ++i) {
-        // avg_pool: the window clipped to the padded input counts with count_include_pad
-        const std::int64_t padded_hi = p.adaptive ? hi[i] : std::min(hi[i], g.in[i] + g.pl[i]);
-        pool_size *= padded_hi - lo[i];
-        a[i] = std::max<std::int64_t>(lo[i], 0);
-        b[i] = std::min(hi[i], g.in[i]);
-        count *= b[i] - a[i];
-      }
-      for (std::int64_t i0 = a[0]; i0 < b[0]; ++i0)
-        for (std::int64_t i1 = a[1]; i1 < b[1]; ++i1)
-          for (std::int64_t i2 = a[2]; i2 < b[2]; ++i2) sum += xp[c * IV + (i0 * g.in[1] + i1) * g.in[2] + i2];
-      const std::int64_t divisor = p.divisor_override ? p.divisor_override
-                                   : (p.count_include_pad && !p.adaptive) ? pool_size
-                                                                           : count;
-      yp[c * OV + o] = sum / static_cast<T>(divisor);
+      for (std::int64_t i0 = w.a[0]; i0 < w.b[0]; ++i0)
+        for (std::int64_t i1 = w.a[1]; i1 < w.b[1]; ++i1)
+          for (std::int64_t i2 = w.a[2]; i2 < w.b[2]; ++i2) sum += xp[c * IV + (i0 * g.in[1] + i1) * g.in[2] + i2];
+      yp[c * OV + o] = sum / static_cast<T>(w.divisor);
     });
   }
   const Tensor<T> inputs[1] = {input};
@@ -649,9 +658,12 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
       T* gp = gx.data_ptr();
       const T* from = gc.data_ptr();
       const std::int64_t* ip = indices.data_ptr();
-      for (std::int64_t c = 0; c < g.planes; ++c)
-        for (std::int64_t o = 0; o < OV; ++o)
-          if (ip[c * OV + o] >= 0) gp[c * IV + ip[c * OV + o]] += from[c * OV + o];
+      // Planes split over threads: each adds into its own plane, in output order.
+      for_parts(g.planes, thread_count(), [&](std::int64_t first, std::int64_t last) {
+        for (std::int64_t c = first; c < last; ++c)
+          for (std::int64_t o = 0; o < OV; ++o)
+            if (ip[c * OV + o] >= 0) gp[c * IV + ip[c * OV + o]] += from[c * OV + o];
+      });
       return gx;
     });
   } else {
@@ -663,22 +675,11 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
       const T* from = gc.data_ptr();
       // One plane per part: windows of a plane add into its own gradient only.
       for_windows(g, p.adaptive, [&](std::int64_t c, std::int64_t o, const dims3& lo, const dims3& hi) {
-        std::int64_t pool_size = 1, count = 1;
-        dims3 a, b;
-        for (int i = 0; i < 3; ++i) {
-          const std::int64_t padded_hi = p.adaptive ? hi[i] : std::min(hi[i], g.in[i] + g.pl[i]);
-          pool_size *= padded_hi - lo[i];
-          a[i] = std::max<std::int64_t>(lo[i], 0);
-          b[i] = std::min(hi[i], g.in[i]);
-          count *= b[i] - a[i];
-        }
-        const std::int64_t divisor = p.divisor_override ? p.divisor_override
-                                     : (p.count_include_pad && !p.adaptive) ? pool_size
-                                                                             : count;
-        const T v = from[c * OV + o] / static_cast<T>(divisor);
-        for (std::int64_t i0 = a[0]; i0 < b[0]; ++i0)
-          for (std::int64_t i1 = a[1]; i1 < b[1]; ++i1)
-            for (std::int64_t i2 = a[2]; i2 < b[2]; ++i2) gp[c * IV + (i0 * g.in[1] + i1) * g.in[2] + i2] += v;
+        const avg_window w = clip_average(g, p, lo, hi);
+        const T v = from[c * OV + o] / static_cast<T>(w.divisor);
+        for (std::int64_t i0 = w.a[0]; i0 < w.b[0]; ++i0)
+          for (std::int64_t i1 = w.a[1]; i1 < w.b[1]; ++i1)
+            for (std::int64_t i2 = w.a[2]; i2 < w.b[2]; ++i2) gp[c * IV + (i0 * g.in[1] + i1) * g.in[2] + i2] += v;
       });
       return gx;
     });

@@ -49,6 +49,24 @@ void update_running(const Tensor<T>& running, const Tensor<T>& value, double mom
   const grad_mode_guard off(false);
   running.copy_(Tensor<T>(static_cast<T>(1 - momentum) * running + static_cast<T>(momentum) * value));
 }
+// The per-channel tensors of batch and instance norm, checked against x's C channels, and the
+// scale and shift viewed to broadcast over dim 1.
+template <class T>
+struct channel_affine {
+  dim_vector chan;
+  Tensor<T> w, b;
+};
+template <class T>
+channel_affine<T> checked_channels(const Tensor<T>& x, const Tensor<T>* rm, const Tensor<T>* rv, const Tensor<T>* w,
+                                   const Tensor<T>* b) {
+  const std::int64_t C = x.size(1);
+  check_channels(rm, C, "running_mean");
+  check_channels(rv, C, "running_var");
+  check_channels(w, C, "weight");
+  check_channels(b, C, "bias");
+  dim_vector chan = channel_sizes(x.dim(), C);
+  return {chan, broadcast_or(w, chan, T(1)), broadcast_or(b, chan, T(0))};
+}
 dim_vector all_but_channels(std::int64_t dims) {
   dim_vector out{0};
   for (std::int64_t d = 2; d < dims; ++d) out.push_back(d);
@@ -63,13 +81,7 @@ Tensor<T> batch_norm(const Tensor<T>& x, const std::optional<Tensor<T>>& running
   const std::int64_t C = x.size(1);
   const Tensor<T>* rm = running_mean ? &*running_mean : nullptr;
   const Tensor<T>* rv = running_var ? &*running_var : nullptr;
-  check_channels(rm, C, "running_mean");
-  check_channels(rv, C, "running_var");
-  check_channels(o.template weight_as<T>(), C, "weight");
-  check_channels(o.template bias_as<T>(), C, "bias");
-  const dim_vector chan = channel_sizes(x.dim(), C);
-  const Tensor<T> w = broadcast_or(o.template weight_as<T>(), chan, T(1));
-  const Tensor<T> b = broadcast_or(o.template bias_as<T>(), chan, T(0));
+  const auto [chan, w, b] = checked_channels(x, rm, rv, o.template weight_as<T>(), o.template bias_as<T>());
   if (!o.training()) {
     if (!rm || !rv) throw error("running_mean and running_var must be defined in evaluation mode");
     return normalized(x, rm->reshape(chan), rv->reshape(chan), o.eps(), w, b);
@@ -137,13 +149,7 @@ Tensor<T> instance_norm(const Tensor<T>& x, const nn::functional::InstanceNormFu
   const std::int64_t C = x.size(1);
   const Tensor<T>* rm = o.template running_mean_as<T>();
   const Tensor<T>* rv = o.template running_var_as<T>();
-  check_channels(rm, C, "running_mean");
-  check_channels(rv, C, "running_var");
-  check_channels(o.template weight_as<T>(), C, "weight");
-  check_channels(o.template bias_as<T>(), C, "bias");
-  const dim_vector chan = channel_sizes(x.dim(), C);
-  const Tensor<T> w = broadcast_or(o.template weight_as<T>(), chan, T(1));
-  const Tensor<T> b = broadcast_or(o.template bias_as<T>(), chan, T(0));
+  const auto [chan, w, b] = checked_channels(x, rm, rv, o.template weight_as<T>(), o.template bias_as<T>());
   if (!o.use_input_stats()) {
     if (!rm || !rv) throw error("Expected running_mean and running_var to be defined when use_input_stats is false");
     return normalized(x, rm->reshape(chan), rv->reshape(chan), o.eps(), w, b);
