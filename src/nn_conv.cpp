@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // strata.nn's convolutions and pooling, over 1 to 3 spatial dims (a 1-d or 2-d problem is a
-// 3-d one with leading spatial sizes 1). A convolution is im2col + GEMM on OpenBLAS per sample
-// and group: the window's elements gathered into a [C/groups * kernel, outputs] matrix (a
-// pointwise convolution without stride or padding reads its input in place), multiplied by
-// the weight. Its backward is the same two pieces turned around: the input's gradient is
+// 3-d one with leading spatial sizes 1). A convolution is im2col + GEMM on OpenBLAS per sample,
+// group and tile of output positions: the windows' elements gathered into a
+// [C/groups * kernel, tile] matrix that stays in L2 (a pointwise convolution without stride or
+// padding reads its input in place), multiplied by the weight. Its backward is the same two pieces turned around: the input's gradient is
 // weight^T @ grad, added back through the windows (col2im); the weight's gradient sums
 // grad @ col^T over the samples in a fixed number of blocks, so that it has the same bits for
 // any thread count. A depthwise convolution (one input channel per group) skips im2col: each
@@ -56,68 +56,81 @@ std::pair<std::int64_t, std::int64_t> line_range(std::int64_t off, std::int64_t 
   return {lo, std::clamp(hi, lo, out)};
 }
 
-// r[o] = src[o * s + off] where that lies in [0, n), else 0, for o in [0, out).
+// r[o - a] = src[o * s + off] where that lies in [0, n), else 0, for the outputs o in [a, b).
 template <class T>
-void window_line(const T* src, std::int64_t off, std::int64_t s, std::int64_t n, std::int64_t out, T* r) {
-  const auto [lo, hi] = line_range(off, s, n, out);
-  std::fill(r, r + lo, T(0));
-  if (s == 1) std::memcpy(r + lo, src + lo + off, static_cast<std::size_t>(hi - lo) * sizeof(T));
+void window_line(const T* src, std::int64_t off, std::int64_t s, std::int64_t n, std::int64_t a, std::int64_t b, T* r) {
+  auto [lo, hi] = line_range(off, s, n, b);
+  lo = std::max(lo, a);
+  hi = std::max(hi, lo);
+  std::fill(r, r + (lo - a), T(0));
+  if (s == 1) std::memcpy(r + (lo - a), src + lo + off, static_cast<std::size_t>(hi - lo) * sizeof(T));
   else
-    for (std::int64_t o = lo; o < hi; ++o) r[o] = src[o * s + off];
-  std::fill(r + hi, r + out, T(0));
+    for (std::int64_t o = lo; o < hi; ++o) r[o - a] = src[o * s + off];
+  std::fill(r + (hi - a), r + (b - a), T(0));
 }
-// src[o * s + off] += r[o] where that lies in [0, n).
+// src[o * s + off] += r[o - a] where that lies in [0, n), for the outputs o in [a, b).
 template <class T>
-void window_line_add(T* src, std::int64_t off, std::int64_t s, std::int64_t n, std::int64_t out, const T* r) {
-  const auto [lo, hi] = line_range(off, s, n, out);
-  for (std::int64_t o = lo; o < hi; ++o) src[o * s + off] += r[o];
+void window_line_add(T* src, std::int64_t off, std::int64_t s, std::int64_t n, std::int64_t a, std::int64_t b, const T* r) {
+  auto [lo, hi] = line_range(off, s, n, b);
+  lo = std::max(lo, a);
+  for (std::int64_t o = lo; o < hi; ++o) src[o * s + off] += r[o - a];
 }
 
-// Calls line(input line, row of the column matrix, offset within the line) for every window
-// row of `channels` channels of one sample; rows of positions outside the input are zeroed
-// (im2col) or skipped (col2im) through `outside`.
+// The column matrix of one sample's `channels` channels, restricted to the output positions
+// [p0, p1) (a tile: row r holds window element r of each position, width p1 - p0): calls
+// line(input line, tile row segment, offset within the line, [a, b) of the line's outputs)
+// for each segment of a tile row that lies on one output line, and outside(segment, length)
+// where the window row falls outside the input (im2col zeroes it, col2im skips it).
 template <class T, class In, class Line, class Outside>
-void for_window_rows(In* x, std::int64_t channels, const conv_geom& g, T* col, const Line& line, const Outside& outside) {
-  const std::int64_t P = g.out_vol(), plane = g.out[1] * g.out[2];
+void for_tile_rows(In* x, std::int64_t channels, const conv_geom& g, std::int64_t p0, std::int64_t p1, T* col,
+                   const Line& line, const Outside& outside) {
+  const std::int64_t width = p1 - p0;
   T* row = col;
   for (std::int64_t c = 0; c < channels; ++c) {
     In* xc = x + c * g.in_vol();
     for (std::int64_t k0 = 0; k0 < g.k[0]; ++k0)
       for (std::int64_t k1 = 0; k1 < g.k[1]; ++k1)
-        for (std::int64_t k2 = 0; k2 < g.k[2]; ++k2, row += P)
-          for (std::int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+        for (std::int64_t k2 = 0; k2 < g.k[2]; ++k2, row += width)
+          for (std::int64_t p = p0; p < p1;) {
+            const std::int64_t line_no = p / g.out[2], a = p % g.out[2];
+            const std::int64_t b = std::min(g.out[2], a + (p1 - p));
+            const std::int64_t o0 = line_no / g.out[1], o1 = line_no % g.out[1];
             const std::int64_t i0 = o0 * g.s[0] - g.pl[0] + k0 * g.d[0];
-            T* r0 = row + o0 * plane;
-            if (i0 < 0 || i0 >= g.in[0]) {
-              outside(r0, plane);
-              continue;
-            }
-            for (std::int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-              const std::int64_t i1 = o1 * g.s[1] - g.pl[1] + k1 * g.d[1];
-              T* r1 = r0 + o1 * g.out[2];
-              if (i1 < 0 || i1 >= g.in[1]) {
-                outside(r1, g.out[2]);
-                continue;
-              }
-              line(xc + (i0 * g.in[1] + i1) * g.in[2], r1, k2 * g.d[2] - g.pl[2]);
-            }
+            const std::int64_t i1 = o1 * g.s[1] - g.pl[1] + k1 * g.d[1];
+            T* r = row + (p - p0);
+            if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) outside(r, b - a);
+            else line(xc + (i0 * g.in[1] + i1) * g.in[2], r, k2 * g.d[2] - g.pl[2], a, b);
+            p += b - a;
           }
   }
 }
 
 template <class T>
-void im2col(const T* x, std::int64_t channels, const conv_geom& g, T* col) {
-  for_window_rows<T>(
-      x, channels, g, col,
-      [&](const T* src, T* r, std::int64_t off) { window_line(src, off, g.s[2], g.in[2], g.out[2], r); },
+void im2col(const T* x, std::int64_t channels, const conv_geom& g, std::int64_t p0, std::int64_t p1, T* col) {
+  for_tile_rows<T>(
+      x, channels, g, p0, p1, col,
+      [&](const T* src, T* r, std::int64_t off, std::int64_t a, std::int64_t b) {
+        window_line(src, off, g.s[2], g.in[2], a, b, r);
+      },
       [](T* r, std::int64_t n) { std::fill(r, r + n, T(0)); });
 }
 template <class T>
-void col2im(const T* col, std::int64_t channels, const conv_geom& g, T* x) {
-  for_window_rows<T>(
-      x, channels, g, const_cast<T*>(col),
-      [&](T* dst, const T* r, std::int64_t off) { window_line_add(dst, off, g.s[2], g.in[2], g.out[2], r); },
+void col2im(const T* col, std::int64_t channels, const conv_geom& g, std::int64_t p0, std::int64_t p1, T* x) {
+  for_tile_rows<T>(
+      x, channels, g, p0, p1, const_cast<T*>(col),
+      [&](T* dst, const T* r, std::int64_t off, std::int64_t a, std::int64_t b) {
+        window_line_add(dst, off, g.s[2], g.in[2], a, b, r);
+      },
       [](const T*, std::int64_t) {});
+}
+
+// The output positions a column tile covers: its column matrix (ck rows) within
+// column_tile_bytes, so that im2col writes it and the GEMM reads it in L2; at least 64 wide.
+constexpr std::int64_t column_tile_bytes = 256 * 1024;
+template <class T>
+std::int64_t tile_width(const conv_geom& g) {
+  const std::int64_t w = column_tile_bytes / std::max<std::int64_t>(1, g.ck() * static_cast<std::int64_t>(sizeof(T)));
+  return std::min(g.out_vol(), std::max<std::int64_t>(64, w));
 }
 
 // An uninitialised buffer for a column matrix (every element is written before it is read).
@@ -185,6 +198,10 @@ void for_parts(std::int64_t n, std::int64_t parts, const Body& body) {
   if (parts == 1) return body(std::int64_t{0}, n);
   parallel_run(parts, static_cast<int>(std::min<std::int64_t>(parts, thread_count())), &job::run, &j);
 }
+
+// A depthwise convolution: groups of one input channel each (a single-channel input with
+// groups = 1 is an ordinary convolution, better done as one GEMM).
+bool depthwise(const conv_geom& g) { return g.cin == g.groups && g.groups > 1; }
 
 // Depthwise convolutions (each group sees one input channel, any channel multiplier m): an
 // output channel is a sum of shifted, scaled lines of its input channel, without im2col.
@@ -268,18 +285,26 @@ void depthwise_backward_weight(const T* x, const T* gy, const conv_geom& g, T* g
 // y [N, cout, out...] = conv(x [N, cin, in...], w [cout, cin/groups, k...]) (+ bias).
 template <class T>
 void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* y) {
-  if (g.cin == g.groups) return depthwise_forward(x, w, bias, g, y);
+  if (depthwise(g)) return depthwise_forward(x, w, bias, g, y);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const bool direct = g.direct();
+  const std::int64_t W = tile_width<T>(g);
   for_parts(g.n, thread_count(), [&](std::int64_t first, std::int64_t last) {
-    const auto col = column_buffer<T>(direct ? 0 : CK * P);
+    const auto col = column_buffer<T>(direct ? 0 : CK * W);
     for (std::int64_t n = first; n < last; ++n)
       for (std::int64_t grp = 0; grp < g.groups; ++grp) {
         const T* xs = x + (n * g.cin + grp * cin_g) * g.in_vol();
-        if (!direct) im2col(xs, cin_g, g, col.get());
         T* ys = y + (n * g.cout + grp * cout_g) * P;
-        blas_gemm(blas_of(T{}), false, false, cout_g, P, CK, w + grp * cout_g * CK, CK, direct ? xs : col.get(), P,
-                  ys, P);
+        const T* wg = w + grp * cout_g * CK;
+        if (direct) {
+          blas_gemm(blas_of(T{}), false, false, cout_g, P, CK, wg, CK, xs, P, ys, P);
+        } else {
+          for (std::int64_t p0 = 0; p0 < P; p0 += W) {
+            const std::int64_t p1 = std::min(P, p0 + W);
+            im2col(xs, cin_g, g, p0, p1, col.get());
+            blas_gemm(blas_of(T{}), false, false, cout_g, p1 - p0, CK, wg, CK, col.get(), p1 - p0, ys + p0, P);
+          }
+        }
         if (bias)
           for (std::int64_t o = 0; o < cout_g; ++o) {
             const T b = bias[grp * cout_g + o];
@@ -292,18 +317,27 @@ void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* 
 // gx [N, cin, in...] = the input gradient of conv_forward for gy [N, cout, out...].
 template <class T>
 void conv_backward_input(const T* gy, const T* w, const conv_geom& g, T* gx) {
-  if (g.cin == g.groups) return depthwise_backward_input(gy, w, g, gx);
+  if (depthwise(g)) return depthwise_backward_input(gy, w, g, gx);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const bool direct = g.direct();
+  const std::int64_t W = tile_width<T>(g);
   for_parts(g.n, thread_count(), [&](std::int64_t first, std::int64_t last) {
-    const auto col = column_buffer<T>(direct ? 0 : CK * P);
+    const auto col = column_buffer<T>(direct ? 0 : CK * W);
     for (std::int64_t n = first; n < last; ++n)
       for (std::int64_t grp = 0; grp < g.groups; ++grp) {
         T* xs = gx + (n * g.cin + grp * cin_g) * g.in_vol();
+        const T* wg = w + grp * cout_g * CK;
+        const T* gys = gy + (n * g.cout + grp * cout_g) * P;
+        if (direct) {
+          blas_gemm(blas_of(T{}), true, false, CK, P, cout_g, wg, CK, gys, P, xs, P);
+          continue;
+        }
         std::fill(xs, xs + cin_g * g.in_vol(), T(0));
-        blas_gemm(blas_of(T{}), true, false, CK, P, cout_g, w + grp * cout_g * CK, CK,
-                  gy + (n * g.cout + grp * cout_g) * P, P, direct ? xs : col.get(), P);
-        if (!direct) col2im(col.get(), cin_g, g, xs);
+        for (std::int64_t p0 = 0; p0 < P; p0 += W) {
+          const std::int64_t p1 = std::min(P, p0 + W);
+          blas_gemm(blas_of(T{}), true, false, CK, p1 - p0, cout_g, wg, CK, gys + p0, P, col.get(), p1 - p0);
+          col2im(col.get(), cin_g, g, p0, p1, xs);
+        }
       }
   });
 }
@@ -315,21 +349,30 @@ constexpr std::int64_t weight_grad_blocks = 8;
 // gw [cout, cin/groups, k...] = the weight gradient of conv_forward for x and gy.
 template <class T>
 void conv_backward_weight(const T* x, const T* gy, const conv_geom& g, T* gw) {
-  if (g.cin == g.groups) return depthwise_backward_weight(x, gy, g, gw);
+  if (depthwise(g)) return depthwise_backward_weight(x, gy, g, gw);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const std::int64_t wsize = g.cout * CK;
   const bool direct = g.direct();
   const std::int64_t blocks = std::max<std::int64_t>(1, std::min(g.n, weight_grad_blocks));
   std::vector<T> partial(static_cast<std::size_t>(blocks * wsize), T(0));
+  const std::int64_t W = tile_width<T>(g);
   for_parts(blocks, blocks, [&](std::int64_t b0, std::int64_t b1) {
-    const auto col = column_buffer<T>(direct ? 0 : CK * P);
+    const auto col = column_buffer<T>(direct ? 0 : CK * W);
     for (std::int64_t b = b0; b < b1; ++b)
       for (std::int64_t n = g.n * b / blocks; n < g.n * (b + 1) / blocks; ++n)
         for (std::int64_t grp = 0; grp < g.groups; ++grp) {
           const T* xs = x + (n * g.cin + grp * cin_g) * g.in_vol();
-          if (!direct) im2col(xs, cin_g, g, col.get());
-          blas_gemm(blas_of(T{}), false, true, cout_g, CK, P, gy + (n * g.cout + grp * cout_g) * P, P,
-                    direct ? xs : col.get(), P, partial.data() + b * wsize + grp * cout_g * CK, CK, true);
+          const T* gys = gy + (n * g.cout + grp * cout_g) * P;
+          T* gwg = partial.data() + b * wsize + grp * cout_g * CK;
+          if (direct) {
+            blas_gemm(blas_of(T{}), false, true, cout_g, CK, P, gys, P, xs, P, gwg, CK, true);
+            continue;
+          }
+          for (std::int64_t p0 = 0; p0 < P; p0 += W) {
+            const std::int64_t p1 = std::min(P, p0 + W);
+            im2col(xs, cin_g, g, p0, p1, col.get());
+            blas_gemm(blas_of(T{}), false, true, cout_g, CK, p1 - p0, gys + p0, P, col.get(), p1 - p0, gwg, CK, true);
+          }
         }
   });
   std::copy_n(partial.data(), wsize, gw);

@@ -266,6 +266,30 @@ TEST_CASE("nn: conv1d/2d/3d over random geometries equal a direct convolution, v
   }
 }
 
+TEST_CASE("nn: convolutions whose column matrix spans several tiles equal a direct convolution", "[nn]") {
+  // Many channels make the column matrix tall, so that its tiles of output positions (which
+  // fit L2) are narrower than the outputs and start and end inside output lines.
+  std::mt19937 rng(7);
+  struct geometry {
+    std::int64_t n, c, h, w, o, k, stride, pad, dil;
+  };
+  for (const geometry& t : {geometry{2, 40, 13, 11, 6, 3, 1, 1, 1}, geometry{1, 48, 17, 15, 5, 3, 2, 2, 2},
+                            geometry{3, 64, 9, 21, 4, 2, 1, 0, 1}}) {
+    const std::int64_t oh = (t.h + 2 * t.pad - t.dil * (t.k - 1) - 1) / t.stride + 1;
+    const std::int64_t ow = (t.w + 2 * t.pad - t.dil * (t.k - 1) - 1) / t.stride + 1;
+    const std::vector<std::int64_t> xs{t.n, t.c, 1, t.h, t.w}, ws{t.o, t.c, 1, t.k, t.k}, ys{t.n, t.o, 1, oh, ow};
+    const auto x = random_values(rng, product(xs)), w = random_values(rng, product(ws)), gy = random_values(rng, product(ys));
+    const naive_conv want = naive(x, xs, w, ws, gy, ys, 1, {1, t.stride, t.stride}, {0, t.pad, t.pad}, {1, t.dil, t.dil});
+    auto xt = st::from_vector<double>(x, {t.n, t.c, t.h, t.w}).requires_grad_();
+    auto wt = st::from_vector<double>(w, {t.o, t.c, t.k, t.k}).requires_grad_();
+    auto y = F::conv2d(xt, wt, F::Conv2dFuncOptions().stride(t.stride).padding(t.pad).dilation(t.dil));
+    CHECK(as_doubles(y.detach()) == want.y);
+    y.backward(st::from_vector<double>(gy, {t.n, t.o, oh, ow}));
+    CHECK(as_doubles(xt.grad()) == want.gx);
+    CHECK(as_doubles(wt.grad()) == want.gw);
+  }
+}
+
 TEST_CASE("nn: convolution and pooling gradients have the same bits for 1 and 2 threads", "[nn]") {
   const int threads = st::get_num_threads();
   auto run = [](int n) {
