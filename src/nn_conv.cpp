@@ -186,17 +186,7 @@ void for_kernel_lines(const conv_geom& g, const F& f) {
 // Runs body(first, last) over [0, n) split into `parts` contiguous ranges on the threads.
 template <class Body>
 void for_parts(std::int64_t n, std::int64_t parts, const Body& body) {
-  parts = std::max<std::int64_t>(1, std::min(parts, n));
-  struct job {
-    const Body* body;
-    std::int64_t n, parts;
-    static void run(void* ctx, std::int64_t i) {
-      const auto& j = *static_cast<const job*>(ctx);
-      (*j.body)(j.n * i / j.parts, j.n * (i + 1) / j.parts);
-    }
-  } j{&body, n, parts};
-  if (parts == 1) return body(std::int64_t{0}, n);
-  parallel_run(parts, static_cast<int>(std::min<std::int64_t>(parts, thread_count())), &job::run, &j);
+  run_in_parts(n, parts, thread_count(), body);
 }
 
 // A depthwise convolution: groups of one input channel each (a single-channel input with

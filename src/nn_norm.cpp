@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: MIT
-// strata.nn's normalisations: batch, layer, group and instance norm. Each is one fused
-// expression (x - mean) / sqrt(var + eps) * weight + bias over the statistics, which are fused
-// reductions themselves (the biased variance, as PyTorch normalises with), so autograd
-// differentiates through the statistics as PyTorch's backward does. Running statistics are
+// strata.nn's normalisations: batch, layer, group and instance norm. Layer, group and instance
+// norm and batch norm's evaluation are one fused expression (x - mean) / sqrt(var + eps) *
+// weight + bias over the statistics, which are fused reductions themselves (the biased
+// variance, as PyTorch normalises with), so autograd differentiates through the statistics.
+// Batch norm in training, the layer of every CNN, has a loop of its own per channel, forward
+// and backward, as ATen's. Running statistics are
 // updated in place without the graph, with the unbiased variance, as PyTorch updates them.
 module;
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+#include "parallel.hpp"
 module strata.nn;
 import strata.graph;
+import strata.loop;
 import strata.expr;
 
 namespace strata::detail {
@@ -67,11 +74,49 @@ channel_affine<T> checked_channels(const Tensor<T>& x, const Tensor<T>* rm, cons
   dim_vector chan = channel_sizes(x.dim(), C);
   return {chan, broadcast_or(w, chan, T(1)), broadcast_or(b, chan, T(0))};
 }
-dim_vector all_but_channels(std::int64_t dims) {
-  dim_vector out{0};
-  for (std::int64_t d = 2; d < dims; ++d) out.push_back(d);
-  return out;
+// Batch norm in training mode over x [N, C, P] (contiguous): per channel (split over threads),
+// the mean and biased variance in double (two passes), then y = (x - mean) * invstd * w + b.
+// The backward is ATen's: with xhat = (x - mean) * invstd and the channel sums of g and of
+// g * xhat, dx = w * invstd * (g - sum(g) / M - xhat * sum(g * xhat) / M), dw = sum(g * xhat),
+// db = sum(g). Each channel is summed by one task in one order: the same bits for any thread count.
+template <class T>
+struct batch_stats {
+  std::vector<double> mean, invstd, var;
+};
+template <class T>
+batch_stats<T> batch_norm_train(const Tensor<T>& x, const T* w, const T* b, double eps, Tensor<T>& y) {
+  const std::int64_t N = x.size(0), C = x.size(1), P = x.numel() / std::max<std::int64_t>(1, N * C);
+  const double M = static_cast<double>(N * P);
+  batch_stats<T> st{std::vector<double>(C), std::vector<double>(C), std::vector<double>(C)};
+  const T* xp = x.data_ptr();
+  T* yp = y.data_ptr();
+  run_in_parts(C, thread_count(), thread_count(), [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t c = first; c < last; ++c) {
+      double sum = 0, sq = 0;
+      for (std::int64_t n = 0; n < N; ++n)
+        for (const T *p = xp + (n * C + c) * P, *e = p + P; p < e; ++p) sum += static_cast<double>(*p);
+      const double mean = sum / M;
+      for (std::int64_t n = 0; n < N; ++n)
+        for (const T *p = xp + (n * C + c) * P, *e = p + P; p < e; ++p) {
+          const double d = static_cast<double>(*p) - mean;
+          sq += d * d;
+        }
+      const double var = sq / M, invstd = 1 / std::sqrt(var + eps);
+      st.mean[c] = mean;
+      st.var[c] = var;
+      st.invstd[c] = invstd;
+      const T scale = static_cast<T>(invstd * (w ? static_cast<double>(w[c]) : 1.0));
+      const T shift = static_cast<T>((b ? static_cast<double>(b[c]) : 0.0) - mean * static_cast<double>(scale));
+      for (std::int64_t n = 0; n < N; ++n) {
+        const T* from = xp + (n * C + c) * P;
+        T* to = yp + (n * C + c) * P;
+        for (std::int64_t i = 0; i < P; ++i) to[i] = from[i] * scale + shift;
+      }
+    }
+  });
+  return st;
 }
+
 }  // namespace
 
 template <element T>
@@ -89,14 +134,65 @@ Tensor<T> batch_norm(const Tensor<T>& x, const std::optional<Tensor<T>>& running
   const std::int64_t count = C == 0 ? 0 : x.numel() / C;
   if (count <= 1)
     throw error("Expected more than 1 value per channel when training, got input size " + size_of(x.sizes()));
-  const dim_vector dims = all_but_channels(x.dim());
-  const Tensor<T> mean = strata::mean(x, dims, true);
-  const Tensor<T> var = strata::var(x, dims, 0, true);
-  if (rm) update_running(*rm, mean.detach().reshape({C}), o.momentum());
-  if (rv)
-    update_running(*rv, Tensor<T>(var.detach().reshape({C}) * static_cast<T>(static_cast<double>(count) / static_cast<double>(count - 1))),
-                   o.momentum());
-  return normalized(x, mean, var, o.eps(), w, b);
+  const Tensor<T>* weight = o.template weight_as<T>();
+  const Tensor<T>* bias = o.template bias_as<T>();
+  const Tensor<T> xc = x.contiguous();
+  const Tensor<T> wc = weight ? weight->contiguous() : Tensor<T>(), bc = bias ? bias->contiguous() : Tensor<T>();
+  Tensor<T> y = empty<T>(x.sizes());
+  const auto stats = std::make_shared<const batch_stats<T>>(
+      batch_norm_train(xc, weight ? wc.data_ptr() : nullptr, bias ? bc.data_ptr() : nullptr, o.eps(), y));
+  const auto running = [&](const std::vector<double>& v, double scale) {
+    Tensor<T> t = empty<T>({C});
+    for (std::int64_t c = 0; c < C; ++c) t.data_ptr()[c] = static_cast<T>(v[static_cast<std::size_t>(c)] * scale);
+    return t;
+  };
+  if (rm) update_running(*rm, running(stats->mean, 1.0), o.momentum());
+  if (rv) update_running(*rv, running(stats->var, static_cast<double>(count) / static_cast<double>(count - 1)), o.momentum());
+  std::vector<Tensor<T>> inputs{x};
+  if (weight) inputs.push_back(*weight);
+  if (bias) inputs.push_back(*bias);
+  record_function<T>(
+      y, inputs,
+      [xc, wc, stats, has_w = weight != nullptr, first_bias = std::size_t(weight ? 2 : 1)](const Tensor<T>& g, std::size_t i) {
+        const Tensor<T> gc = g.contiguous();
+        const std::int64_t N = xc.size(0), C = xc.size(1), P = xc.numel() / std::max<std::int64_t>(1, N * C);
+        const double M = static_cast<double>(N * P);
+        const T* xp = xc.data_ptr();
+        const T* gp = gc.data_ptr();
+        Tensor<T> out = i == 0 ? empty<T>(xc.sizes()) : empty<T>({C});
+        T* op = out.data_ptr();
+        run_in_parts(C, thread_count(), thread_count(), [&](std::int64_t first, std::int64_t last) {
+          for (std::int64_t c = first; c < last; ++c) {
+            const double mean = stats->mean[static_cast<std::size_t>(c)], invstd = stats->invstd[static_cast<std::size_t>(c)];
+            double sum_g = 0, sum_gx = 0;
+            for (std::int64_t n = 0; n < N; ++n) {
+              const T* gr = gp + (n * C + c) * P;
+              const T* xr = xp + (n * C + c) * P;
+              for (std::int64_t k = 0; k < P; ++k) {
+                sum_g += static_cast<double>(gr[k]);
+                sum_gx += static_cast<double>(gr[k]) * (static_cast<double>(xr[k]) - mean);
+              }
+            }
+            const double sum_gxhat = sum_gx * invstd;
+            if (i != 0) {
+              op[c] = static_cast<T>(i == first_bias ? sum_g : sum_gxhat);
+              continue;
+            }
+            const double wv = has_w ? static_cast<double>(wc.data_ptr()[c]) : 1.0;
+            const double k1 = wv * invstd, mg = sum_g / M, mx = sum_gxhat / M * invstd;
+            for (std::int64_t n = 0; n < N; ++n) {
+              const T* gr = gp + (n * C + c) * P;
+              const T* xr = xp + (n * C + c) * P;
+              T* to = op + (n * C + c) * P;
+              for (std::int64_t k = 0; k < P; ++k)
+                to[k] = static_cast<T>(k1 * (static_cast<double>(gr[k]) - mg - (static_cast<double>(xr[k]) - mean) * mx));
+            }
+          }
+        });
+        return i == 0 ? Tensor<T>(out.view(xc.sizes())) : out;
+      },
+      inputs);
+  return y;
 }
 
 template <element T>

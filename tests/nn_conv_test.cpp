@@ -290,7 +290,7 @@ TEST_CASE("nn: convolutions whose column matrix spans several tiles equal a dire
   }
 }
 
-TEST_CASE("nn: convolution and pooling gradients have the same bits for 1 and 2 threads", "[nn]") {
+TEST_CASE("nn: convolution, batch norm and pooling gradients have the same bits for 1 and 2 threads", "[nn]") {
   const int threads = st::get_num_threads();
   auto run = [](int n) {
     st::set_num_threads(n);
@@ -298,12 +298,15 @@ TEST_CASE("nn: convolution and pooling gradients have the same bits for 1 and 2 
     auto x = st::randn<float>({9, 6, 12, 10}).requires_grad_();
     auto w = st::randn<float>({8, 3, 3, 3}).requires_grad_();
     auto b = st::randn<float>({8}).requires_grad_();
-    auto y = F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).padding(1).groups(2));
+    auto gamma = st::randn<float>({8}).requires_grad_();
+    auto c = F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).padding(1).groups(2));
+    auto y = F::batch_norm(c, st::zeros<float>({8}), st::ones<float>({8}),
+                           F::BatchNormFuncOptions().weight(gamma).training(true));
     auto p = F::max_pool2d(y, F::MaxPool2dFuncOptions(2));
     auto q = F::avg_pool2d(y, F::AvgPool2dFuncOptions(3).stride(2).padding(1));
     (st::sum(p * p) + st::sum(q)).backward();
     return std::vector<std::vector<double>>{as_doubles(y.detach()), as_doubles(x.grad()), as_doubles(w.grad()),
-                                            as_doubles(b.grad())};
+                                            as_doubles(b.grad()), as_doubles(gamma.grad())};
   };
   const auto one = run(1), two = run(2);
   st::set_num_threads(threads);
