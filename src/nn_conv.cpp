@@ -76,61 +76,81 @@ void window_line_add(T* src, std::int64_t off, std::int64_t s, std::int64_t n, s
   for (std::int64_t o = lo; o < hi; ++o) src[o * s + off] += r[o - a];
 }
 
-// The column matrix of one sample's `channels` channels, restricted to the output positions
-// [p0, p1) (a tile: row r holds window element r of each position, width p1 - p0): calls
+// The column matrix of `channels` channels over the output positions q in [q0, q1) of the
+// whole batch (q = sample * positions + position; a tile: row r holds window element r of each
+// position, width q1 - q0; sample n's channels start at base + n * sample_stride): calls
 // line(input line, tile row segment, offset within the line, [a, b) of the line's outputs)
-// for each segment of a tile row that lies on one output line, and outside(segment, length)
-// where the window row falls outside the input (im2col zeroes it, col2im skips it).
+// for each segment of a tile row on one output line, and outside(segment, length) where the
+// window row falls outside the input (im2col zeroes it, col2im skips it).
 template <class T, class In, class Line, class Outside>
-void for_tile_rows(In* x, std::int64_t channels, const conv_geom& g, std::int64_t p0, std::int64_t p1, T* col,
-                   const Line& line, const Outside& outside) {
-  const std::int64_t width = p1 - p0;
+void for_tile_rows(In* base, std::int64_t sample_stride, std::int64_t channels, const conv_geom& g, std::int64_t q0,
+                   std::int64_t q1, T* col, const Line& line, const Outside& outside) {
+  const std::int64_t width = q1 - q0, P = g.out_vol();
   T* row = col;
-  for (std::int64_t c = 0; c < channels; ++c) {
-    In* xc = x + c * g.in_vol();
+  for (std::int64_t c = 0; c < channels; ++c)
     for (std::int64_t k0 = 0; k0 < g.k[0]; ++k0)
       for (std::int64_t k1 = 0; k1 < g.k[1]; ++k1)
         for (std::int64_t k2 = 0; k2 < g.k[2]; ++k2, row += width)
-          for (std::int64_t p = p0; p < p1;) {
+          for (std::int64_t q = q0; q < q1;) {
+            const std::int64_t n = q / P, p = q % P;
             const std::int64_t line_no = p / g.out[2], a = p % g.out[2];
-            const std::int64_t b = std::min(g.out[2], a + (p1 - p));
+            const std::int64_t b = std::min(g.out[2], a + (q1 - q));
             const std::int64_t o0 = line_no / g.out[1], o1 = line_no % g.out[1];
             const std::int64_t i0 = o0 * g.s[0] - g.pl[0] + k0 * g.d[0];
             const std::int64_t i1 = o1 * g.s[1] - g.pl[1] + k1 * g.d[1];
-            T* r = row + (p - p0);
+            T* r = row + (q - q0);
             if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) outside(r, b - a);
-            else line(xc + (i0 * g.in[1] + i1) * g.in[2], r, k2 * g.d[2] - g.pl[2], a, b);
-            p += b - a;
+            else line(base + n * sample_stride + c * g.in_vol() + (i0 * g.in[1] + i1) * g.in[2], r, k2 * g.d[2] - g.pl[2], a, b);
+            q += b - a;
           }
-  }
 }
 
 template <class T>
-void im2col(const T* x, std::int64_t channels, const conv_geom& g, std::int64_t p0, std::int64_t p1, T* col) {
+void im2col(const T* base, std::int64_t sample_stride, std::int64_t channels, const conv_geom& g, std::int64_t q0,
+            std::int64_t q1, T* col) {
   for_tile_rows<T>(
-      x, channels, g, p0, p1, col,
+      base, sample_stride, channels, g, q0, q1, col,
       [&](const T* src, T* r, std::int64_t off, std::int64_t a, std::int64_t b) {
         window_line(src, off, g.s[2], g.in[2], a, b, r);
       },
       [](T* r, std::int64_t n) { std::fill(r, r + n, T(0)); });
 }
 template <class T>
-void col2im(const T* col, std::int64_t channels, const conv_geom& g, std::int64_t p0, std::int64_t p1, T* x) {
+void col2im(const T* col, std::int64_t sample_stride, std::int64_t channels, const conv_geom& g, std::int64_t q0,
+            std::int64_t q1, T* base) {
   for_tile_rows<T>(
-      x, channels, g, p0, p1, const_cast<T*>(col),
+      base, sample_stride, channels, g, q0, q1, const_cast<T*>(col),
       [&](T* dst, const T* r, std::int64_t off, std::int64_t a, std::int64_t b) {
         window_line_add(dst, off, g.s[2], g.in[2], a, b, r);
       },
       [](const T*, std::int64_t) {});
 }
 
+// Copies `rows` channels of positions [q0, q1) of the batch (channel c of sample n at
+// base + n * sample_stride + c * P) to or from a [rows, q1 - q0] tile.
+template <class T, bool to_tile>
+void copy_tile(T* base, std::int64_t sample_stride, std::int64_t rows, std::int64_t P, std::int64_t q0, std::int64_t q1,
+               T* tile) {
+  for (std::int64_t q = q0; q < q1;) {
+    const std::int64_t n = q / P, p = q % P, len = std::min(P - p, q1 - q);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      T* batch = base + n * sample_stride + r * P + p;
+      T* t = tile + r * (q1 - q0) + (q - q0);
+      if constexpr (to_tile) std::copy_n(batch, len, t);
+      else std::copy_n(t, len, batch);
+    }
+    q += len;
+  }
+}
+
 // The output positions a column tile covers: its column matrix (ck rows) within
 // column_tile_bytes, so that im2col writes it and the GEMM reads it in L2; at least 64 wide.
+// A tile spans samples when their outputs are few (small images: one GEMM for several).
 constexpr std::int64_t column_tile_bytes = 256 * 1024;
 template <class T>
 std::int64_t tile_width(const conv_geom& g) {
   const std::int64_t w = column_tile_bytes / std::max<std::int64_t>(1, g.ck() * static_cast<std::int64_t>(sizeof(T)));
-  return std::min(g.out_vol(), std::max<std::int64_t>(64, w));
+  return std::min(g.n * g.out_vol(), std::max<std::int64_t>(64, w));
 }
 
 // An uninitialised buffer for a column matrix (every element is written before it is read).
@@ -272,7 +292,8 @@ void depthwise_backward_weight(const T* x, const T* gy, const conv_geom& g, T* g
   });
 }
 
-// y [N, cout, out...] = conv(x [N, cin, in...], w [cout, cin/groups, k...]) (+ bias).
+// y [N, cout, out...] = conv(x [N, cin, in...], w [cout, cin/groups, k...]) (+ bias). Each
+// thread takes a range of samples and walks its output positions in tiles.
 template <class T>
 void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* y) {
   if (depthwise(g)) return depthwise_forward(x, w, bias, g, y);
@@ -281,30 +302,39 @@ void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* 
   const std::int64_t W = tile_width<T>(g);
   for_parts(g.n, thread_count(), [&](std::int64_t first, std::int64_t last) {
     const auto col = column_buffer<T>(direct ? 0 : CK * W);
-    for (std::int64_t n = first; n < last; ++n)
-      for (std::int64_t grp = 0; grp < g.groups; ++grp) {
-        const T* xs = x + (n * g.cin + grp * cin_g) * g.in_vol();
-        T* ys = y + (n * g.cout + grp * cout_g) * P;
-        const T* wg = w + grp * cout_g * CK;
-        if (direct) {
-          blas_gemm(blas_of(T{}), false, false, cout_g, P, CK, wg, CK, xs, P, ys, P);
-        } else {
-          for (std::int64_t p0 = 0; p0 < P; p0 += W) {
-            const std::int64_t p1 = std::min(P, p0 + W);
-            im2col(xs, cin_g, g, p0, p1, col.get());
-            blas_gemm(blas_of(T{}), false, false, cout_g, p1 - p0, CK, wg, CK, col.get(), p1 - p0, ys + p0, P);
+    const auto out = column_buffer<T>(direct ? 0 : cout_g * W);
+    for (std::int64_t grp = 0; grp < g.groups; ++grp) {
+      const T* wg = w + grp * cout_g * CK;
+      T* yg = y + grp * cout_g * P;
+      if (direct) {
+        for (std::int64_t n = first; n < last; ++n)
+          blas_gemm(blas_of(T{}), false, false, cout_g, P, CK, wg, CK, x + (n * g.cin + grp * cin_g) * P, P,
+                    yg + n * g.cout * P, P);
+      } else {
+        for (std::int64_t q0 = first * P; q0 < last * P; q0 += W) {
+          const std::int64_t q1 = std::min(last * P, q0 + W), width = q1 - q0;
+          im2col(x + grp * cin_g * g.in_vol(), g.cin * g.in_vol(), cin_g, g, q0, q1, col.get());
+          if (q0 / P == (q1 - 1) / P) {  // within one sample: straight into y
+            blas_gemm(blas_of(T{}), false, false, cout_g, width, CK, wg, CK, col.get(), width,
+                      yg + (q0 / P) * g.cout * P + q0 % P, P);
+          } else {
+            blas_gemm(blas_of(T{}), false, false, cout_g, width, CK, wg, CK, col.get(), width, out.get(), width);
+            copy_tile<T, false>(yg, g.cout * P, cout_g, P, q0, q1, out.get());
           }
         }
-        if (bias)
+      }
+      if (bias)
+        for (std::int64_t n = first; n < last; ++n)
           for (std::int64_t o = 0; o < cout_g; ++o) {
             const T b = bias[grp * cout_g + o];
-            for (T *p = ys + o * P, *e = p + P; p < e; ++p) *p += b;
+            for (T *p = yg + n * g.cout * P + o * P, *e = p + P; p < e; ++p) *p += b;
           }
-      }
+    }
   });
 }
 
-// gx [N, cin, in...] = the input gradient of conv_forward for gy [N, cout, out...].
+// gx [N, cin, in...] = the input gradient of conv_forward for gy [N, cout, out...]: each
+// thread's samples are its own, so the windows' sums into gx never meet another thread's.
 template <class T>
 void conv_backward_input(const T* gy, const T* w, const conv_geom& g, T* gx) {
   if (depthwise(g)) return depthwise_backward_input(gy, w, g, gx);
@@ -313,22 +343,29 @@ void conv_backward_input(const T* gy, const T* w, const conv_geom& g, T* gx) {
   const std::int64_t W = tile_width<T>(g);
   for_parts(g.n, thread_count(), [&](std::int64_t first, std::int64_t last) {
     const auto col = column_buffer<T>(direct ? 0 : CK * W);
-    for (std::int64_t n = first; n < last; ++n)
-      for (std::int64_t grp = 0; grp < g.groups; ++grp) {
-        T* xs = gx + (n * g.cin + grp * cin_g) * g.in_vol();
-        const T* wg = w + grp * cout_g * CK;
-        const T* gys = gy + (n * g.cout + grp * cout_g) * P;
-        if (direct) {
-          blas_gemm(blas_of(T{}), true, false, CK, P, cout_g, wg, CK, gys, P, xs, P);
-          continue;
-        }
-        std::fill(xs, xs + cin_g * g.in_vol(), T(0));
-        for (std::int64_t p0 = 0; p0 < P; p0 += W) {
-          const std::int64_t p1 = std::min(P, p0 + W);
-          blas_gemm(blas_of(T{}), true, false, CK, p1 - p0, cout_g, wg, CK, gys + p0, P, col.get(), p1 - p0);
-          col2im(col.get(), cin_g, g, p0, p1, xs);
-        }
+    const auto grad = column_buffer<T>(direct ? 0 : cout_g * W);
+    if (!direct) std::fill(gx + first * g.cin * g.in_vol(), gx + last * g.cin * g.in_vol(), T(0));
+    for (std::int64_t grp = 0; grp < g.groups; ++grp) {
+      const T* wg = w + grp * cout_g * CK;
+      const T* gyg = gy + grp * cout_g * P;
+      if (direct) {
+        for (std::int64_t n = first; n < last; ++n)
+          blas_gemm(blas_of(T{}), true, false, CK, P, cout_g, wg, CK, gyg + n * g.cout * P, P,
+                    gx + (n * g.cin + grp * cin_g) * P, P);
+        continue;
       }
+      for (std::int64_t q0 = first * P; q0 < last * P; q0 += W) {
+        const std::int64_t q1 = std::min(last * P, q0 + W), width = q1 - q0;
+        if (q0 / P == (q1 - 1) / P) {
+          blas_gemm(blas_of(T{}), true, false, CK, width, cout_g, wg, CK, gyg + (q0 / P) * g.cout * P + q0 % P, P,
+                    col.get(), width);
+        } else {
+          copy_tile<T, true>(const_cast<T*>(gyg), g.cout * P, cout_g, P, q0, q1, grad.get());
+          blas_gemm(blas_of(T{}), true, false, CK, width, cout_g, wg, CK, grad.get(), width, col.get(), width);
+        }
+        col2im(col.get(), g.cin * g.in_vol(), cin_g, g, q0, q1, gx + grp * cin_g * g.in_vol());
+      }
+    }
   });
 }
 
@@ -348,22 +385,31 @@ void conv_backward_weight(const T* x, const T* gy, const conv_geom& g, T* gw) {
   const std::int64_t W = tile_width<T>(g);
   for_parts(blocks, blocks, [&](std::int64_t b0, std::int64_t b1) {
     const auto col = column_buffer<T>(direct ? 0 : CK * W);
-    for (std::int64_t b = b0; b < b1; ++b)
-      for (std::int64_t n = g.n * b / blocks; n < g.n * (b + 1) / blocks; ++n)
-        for (std::int64_t grp = 0; grp < g.groups; ++grp) {
-          const T* xs = x + (n * g.cin + grp * cin_g) * g.in_vol();
-          const T* gys = gy + (n * g.cout + grp * cout_g) * P;
-          T* gwg = partial.data() + b * wsize + grp * cout_g * CK;
-          if (direct) {
-            blas_gemm(blas_of(T{}), false, true, cout_g, CK, P, gys, P, xs, P, gwg, CK, true);
-            continue;
-          }
-          for (std::int64_t p0 = 0; p0 < P; p0 += W) {
-            const std::int64_t p1 = std::min(P, p0 + W);
-            im2col(xs, cin_g, g, p0, p1, col.get());
-            blas_gemm(blas_of(T{}), false, true, cout_g, CK, p1 - p0, gys + p0, P, col.get(), p1 - p0, gwg, CK, true);
+    const auto grad = column_buffer<T>(direct ? 0 : cout_g * W);
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const std::int64_t first = g.n * b / blocks, last = g.n * (b + 1) / blocks;
+      for (std::int64_t grp = 0; grp < g.groups; ++grp) {
+        const T* gyg = gy + grp * cout_g * P;
+        T* gwg = partial.data() + b * wsize + grp * cout_g * CK;
+        if (direct) {
+          for (std::int64_t n = first; n < last; ++n)
+            blas_gemm(blas_of(T{}), false, true, cout_g, CK, P, gyg + n * g.cout * P, P,
+                      x + (n * g.cin + grp * cin_g) * P, P, gwg, CK, true);
+          continue;
+        }
+        for (std::int64_t q0 = first * P; q0 < last * P; q0 += W) {
+          const std::int64_t q1 = std::min(last * P, q0 + W), width = q1 - q0;
+          im2col(x + grp * cin_g * g.in_vol(), g.cin * g.in_vol(), cin_g, g, q0, q1, col.get());
+          if (q0 / P == (q1 - 1) / P) {
+            blas_gemm(blas_of(T{}), false, true, cout_g, CK, width, gyg + (q0 / P) * g.cout * P + q0 % P, P, col.get(),
+                      width, gwg, CK, true);
+          } else {
+            copy_tile<T, true>(const_cast<T*>(gyg), g.cout * P, cout_g, P, q0, q1, grad.get());
+            blas_gemm(blas_of(T{}), false, true, cout_g, CK, width, grad.get(), width, col.get(), width, gwg, CK, true);
           }
         }
+      }
+    }
   });
   std::copy_n(partial.data(), wsize, gw);
   for (std::int64_t b = 1; b < blocks; ++b)
