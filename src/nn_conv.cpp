@@ -86,23 +86,32 @@ template <class T, class In, class Line, class Outside>
 void for_tile_rows(In* base, std::int64_t sample_stride, std::int64_t channels, const conv_geom& g, std::int64_t q0,
                    std::int64_t q1, T* col, const Line& line, const Outside& outside) {
   const std::int64_t width = q1 - q0, P = g.out_vol();
+  // Where the tile starts: sample n0, output line (o0, o1) of it, position a0 on that line.
+  const std::int64_t n0 = q0 / P, line0 = q0 % P / g.out[2], a0 = q0 % P % g.out[2];
   T* row = col;
   for (std::int64_t c = 0; c < channels; ++c)
     for (std::int64_t k0 = 0; k0 < g.k[0]; ++k0)
       for (std::int64_t k1 = 0; k1 < g.k[1]; ++k1)
-        for (std::int64_t k2 = 0; k2 < g.k[2]; ++k2, row += width)
+        for (std::int64_t k2 = 0; k2 < g.k[2]; ++k2, row += width) {
+          std::int64_t n = n0, o0 = line0 / g.out[1], o1 = line0 % g.out[1], a = a0;
           for (std::int64_t q = q0; q < q1;) {
-            const std::int64_t n = q / P, p = q % P;
-            const std::int64_t line_no = p / g.out[2], a = p % g.out[2];
             const std::int64_t b = std::min(g.out[2], a + (q1 - q));
-            const std::int64_t o0 = line_no / g.out[1], o1 = line_no % g.out[1];
             const std::int64_t i0 = o0 * g.s[0] - g.pl[0] + k0 * g.d[0];
             const std::int64_t i1 = o1 * g.s[1] - g.pl[1] + k1 * g.d[1];
             T* r = row + (q - q0);
             if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) outside(r, b - a);
             else line(base + n * sample_stride + c * g.in_vol() + (i0 * g.in[1] + i1) * g.in[2], r, k2 * g.d[2] - g.pl[2], a, b);
             q += b - a;
+            a = 0;  // the next output line (of this sample, or the next sample's first)
+            if (++o1 == g.out[1]) {
+              o1 = 0;
+              if (++o0 == g.out[0]) {
+                o0 = 0;
+                ++n;
+              }
+            }
           }
+        }
 }
 
 template <class T>
