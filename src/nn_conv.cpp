@@ -62,11 +62,16 @@ void window_line(const T* src, std::int64_t off, std::int64_t s, std::int64_t n,
   auto [lo, hi] = line_range(off, s, n, b);
   lo = std::max(lo, a);
   hi = std::max(hi, lo);
-  std::fill(r, r + (lo - a), T(0));
-  if (s == 1) std::memcpy(r + (lo - a), src + lo + off, static_cast<std::size_t>(hi - lo) * sizeof(T));
+  // Plain loops for the few elements of padding and of short lines (small images), where a
+  // call to memcpy costs more than the copy; memcpy for long lines.
+  for (std::int64_t o = a; o < lo; ++o) r[o - a] = T(0);
+  if (s == 1 && hi - lo >= 32)
+    std::memcpy(r + (lo - a), src + lo + off, static_cast<std::size_t>(hi - lo) * sizeof(T));
+  else if (s == 1)
+    for (std::int64_t o = lo; o < hi; ++o) r[o - a] = src[o + off];
   else
     for (std::int64_t o = lo; o < hi; ++o) r[o - a] = src[o * s + off];
-  std::fill(r + (hi - a), r + (b - a), T(0));
+  for (std::int64_t o = hi; o < b; ++o) r[o - a] = T(0);
 }
 // src[o * s + off] += r[o - a] where that lies in [0, n), for the outputs o in [a, b).
 template <class T>
