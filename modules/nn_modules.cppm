@@ -181,7 +181,8 @@ template <element T>
 void save(const Module<T>& module, const std::string& path) {
   save_npz(path, module.state_dict());
 }
-/// Loads a .npz archive written by save (or by np.savez of a PyTorch state_dict) into a module.
+/// Loads a .npz archive written by save into a module (or np.savez of a PyTorch state_dict of
+/// the module's dtype, without BatchNorm's int64 num_batches_tracked entries).
 template <element T>
 void load(Module<T>& module, const std::string& path) {
   module.load_state_dict(load_npz<T>(path));

@@ -18,6 +18,7 @@ module;
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -244,12 +245,12 @@ void depthwise_forward(const T* x, const T* w, const T* bias, const conv_geom& g
       for_kernel_lines(g, [&](std::int64_t k, std::int64_t in, std::int64_t out, std::int64_t off, std::int64_t lo,
                               std::int64_t hi) {
         const T wk = wc[k];
-        const T* src = xc + in + off;
+        const T* src = xc + in;  // element o * s + off of the line, off < 0 with padding
         T* dst = yc + out;
         if (s == 1)
-          for (std::int64_t o = lo; o < hi; ++o) dst[o] += wk * src[o];
+          for (std::int64_t o = lo; o < hi; ++o) dst[o] += wk * src[o + off];
         else
-          for (std::int64_t o = lo; o < hi; ++o) dst[o] += wk * src[o * s];
+          for (std::int64_t o = lo; o < hi; ++o) dst[o] += wk * src[o * s + off];
       });
     }
   });
@@ -268,12 +269,12 @@ void depthwise_backward_input(const T* gy, const T* w, const conv_geom& g, T* gx
         for_kernel_lines(g, [&](std::int64_t k, std::int64_t in, std::int64_t out, std::int64_t off, std::int64_t lo,
                                 std::int64_t hi) {
           const T wk = wc[k];
-          T* dst = xc + in + off;
+          T* dst = xc + in;
           const T* src = yc + out;
           if (s == 1)
-            for (std::int64_t o = lo; o < hi; ++o) dst[o] += wk * src[o];
+            for (std::int64_t o = lo; o < hi; ++o) dst[o + off] += wk * src[o];
           else
-            for (std::int64_t o = lo; o < hi; ++o) dst[o * s] += wk * src[o];
+            for (std::int64_t o = lo; o < hi; ++o) dst[o * s + off] += wk * src[o];
         });
       }
     }
@@ -291,13 +292,13 @@ void depthwise_backward_weight(const T* x, const T* gy, const conv_geom& g, T* g
         const T* yc = gy + (n * g.cout + co) * P;
         for_kernel_lines(g, [&](std::int64_t k, std::int64_t in, std::int64_t out, std::int64_t off, std::int64_t lo,
                                 std::int64_t hi) {
-          const T* src = xc + in + off;
+          const T* src = xc + in;
           const T* dy = yc + out;
           if (s == 1) {
-            wc[k] += ordered_dot(dy + lo, src + lo, hi - lo);
+            wc[k] += ordered_dot(dy + lo, src + lo + off, hi - lo);
           } else {
             T sum = 0;
-            for (std::int64_t o = lo; o < hi; ++o) sum += dy[o] * src[o * s];
+            for (std::int64_t o = lo; o < hi; ++o) sum += dy[o] * src[o * s + off];
             wc[k] += sum;
           }
         });
@@ -306,15 +307,19 @@ void depthwise_backward_weight(const T* x, const T* gy, const conv_geom& g, T* g
   });
 }
 
-// y [N, cout, out...] = conv(x [N, cin, in...], w [cout, cin/groups, k...]) (+ bias). Each
-// thread takes a range of samples and walks its output positions in tiles.
+// The samples are split in this many ranges (fewer when fewer samples), whatever the thread
+// count, so that the tiles and their GEMMs are the same on any number of threads.
+constexpr std::int64_t sample_parts = 16;
+
+// y [N, cout, out...] = conv(x [N, cin, in...], w [cout, cin/groups, k...]) (+ bias). The
+// sample ranges run on the threads; each walks its output positions in tiles.
 template <class T>
 void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* y) {
   if (depthwise(g)) return depthwise_forward(x, w, bias, g, y);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const bool direct = g.direct();
   const std::int64_t W = tile_width<T>(g);
-  for_parts(g.n, thread_count(), [&](std::int64_t first, std::int64_t last) {
+  for_parts(g.n, sample_parts, [&](std::int64_t first, std::int64_t last) {
     const auto col = column_buffer<T>(direct ? 0 : CK * W);
     const auto out = column_buffer<T>(direct ? 0 : cout_g * W);
     for (std::int64_t grp = 0; grp < g.groups; ++grp) {
@@ -355,7 +360,7 @@ void conv_backward_input(const T* gy, const T* w, const conv_geom& g, T* gx) {
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const bool direct = g.direct();
   const std::int64_t W = tile_width<T>(g);
-  for_parts(g.n, thread_count(), [&](std::int64_t first, std::int64_t last) {
+  for_parts(g.n, sample_parts, [&](std::int64_t first, std::int64_t last) {
     const auto col = column_buffer<T>(direct ? 0 : CK * W);
     const auto grad = column_buffer<T>(direct ? 0 : cout_g * W);
     if (!direct) std::fill(gx + first * g.cin * g.in_vol(), gx + last * g.cin * g.in_vol(), T(0));
@@ -594,7 +599,7 @@ Tensor<T> convolution(const Tensor<T>& input, const Tensor<T>& weight, const Ten
         channel_sums(gc.data_ptr(), g.n, c, transposed ? g.in_vol() : g.out_vol(), gb.data_ptr());
         return gb;
       },
-      inputs);
+      std::span<const Tensor<T>>(inputs.data(), 2));  // the backward reads x and the weight
   return batched ? y : y.squeeze(0);
 }
 
@@ -680,7 +685,10 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
     for (std::size_t i = 0; i < D; ++i) out[i] = p.kernel[i];
   } else {
     for (std::size_t i = 0; i < D; ++i) {
-      if (p.stride[i] <= 0) throw error("stride should be greater than zero, but got stride" + std::to_string(i) + ": " + std::to_string(p.stride[i]));
+      if (p.kernel[i] <= 0) throw error("kernel_size must be greater than zero, but got " + join(p.kernel, ", "));
+      if (p.stride[i] <= 0) throw error("stride should be greater than zero, but got " + join(p.stride, ", "));
+      if (p.dilation[i] <= 0) throw error("dilation should be greater than zero, but got " + join(p.dilation, ", "));
+      if (p.padding[i] < 0) throw error("pad must be non-negative, but got " + join(p.padding, ", "));
       if (p.padding[i] * 2 > p.kernel[i])
         throw error("pad should be at most half of kernel size, but got pad=" + std::to_string(p.padding[i]) +
                     " and kernel_size=" + std::to_string(p.kernel[i]));
@@ -719,16 +727,15 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
             if (i2 < 0 || i2 >= g.in[2]) continue;
             const std::int64_t at_here = (i0 * g.in[1] + i1) * g.in[2] + i2;
             const T v = xp[c * IV + at_here];
-            // NaN wins, as in PyTorch; ties keep the first.
+            // ATen's rule: a larger value or a NaN takes the place (the last NaN wins); ties
+            // keep the first.
             if (at < 0 || v > best || std::isnan(v)) {
               best = v;
               at = at_here;
-              if (std::isnan(v)) goto done;
             }
           }
         }
       }
-    done:
       yp[c * OV + o] = best;
       ip[c * OV + o] = at;
     });
@@ -744,7 +751,8 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
   }
   const Tensor<T> inputs[1] = {input};
   if (p.max) {
-    record_function<T>(y, inputs, [g, indices, sizes = input.sizes().vec()](const Tensor<T>& gy, std::size_t) {
+    // The indices the user gets may be written; the backward keeps its own.
+    record_function<T>(y, inputs, [g, indices = indices.clone(), sizes = input.sizes().vec()](const Tensor<T>& gy, std::size_t) {
       Tensor<T> gx = zeros<T>(sizes);
       const Tensor<T> gc = gy.contiguous();
       const std::int64_t IV = g.in_vol(), OV = g.out_vol();

@@ -77,11 +77,6 @@ Tensor<T> weight_or_one(const Tensor<T>* w) {
   return w ? *w : full<T>({}, T(1));
 }
 
-std::string torch_size(int_list s) {
-  std::string out = "torch.Size([";
-  for (std::size_t d = 0; d < s.size(); ++d) out += (d ? ", " : "") + std::to_string(s[d]);
-  return out + "])";
-}
 }  // namespace
 
 template <element T>
@@ -148,11 +143,11 @@ Tensor<T> binary_cross_entropy(const Tensor<T>& x, const Tensor<T>& y,
                                const nn::functional::BinaryCrossEntropyFuncOptions& o) {
   const reduction r = reduction_of(o.reduction());
   if (x.sizes() != y.sizes())
-    throw error("Using a target size (" + torch_size(y.sizes()) + ") that is different to the input size (" +
-                torch_size(x.sizes()) + ") is deprecated. Please ensure they have the same size.");
+    throw error("Using a target size (" + torch_size(y.sizes().vec()) + ") that is different to the input size (" +
+                torch_size(x.sizes().vec()) + ") is deprecated. Please ensure they have the same size.");
   {
-    const grad_mode_guard off(false);
-    if (Tensor<T>(strata::amin(x)).item() < 0 || Tensor<T>(strata::amax(x)).item() > 1)
+    const grad_mode_guard off(false);  // NaN fails too, as in PyTorch
+    if (x.numel() > 0 && !(Tensor<T>(strata::amin(x)).item() >= 0 && Tensor<T>(strata::amax(x)).item() <= 1))
       throw error("all elements of input should be between 0 and 1");
   }
   const Tensor<T> w = weight_or_one(o.template weight_as<T>());
@@ -166,7 +161,7 @@ Tensor<T> binary_cross_entropy(const Tensor<T>& x, const Tensor<T>& y,
   return reduce_recorded<T>(l, r, {x, y}, [x = x.detach(), y = y.detach(), w](const Tensor<T>& g, std::size_t i) {
     // ATen's EPSILON is the float 1e-12.
     if (i == 0) return Tensor<T>(g * w * (x - y) / strata::maximum((T(1) - x) * x, static_cast<T>(1e-12f)));
-    return Tensor<T>(g * w * (strata::maximum(strata::log1p(-x), T(-100)) - strata::maximum(strata::log(x), T(-100))));
+    return Tensor<T>(g * w * (strata::log1p(-x) - strata::log(x)));  // -logit(x), unclamped as ATen's
   });
 }
 
@@ -175,8 +170,8 @@ Tensor<T> binary_cross_entropy_with_logits(const Tensor<T>& x, const Tensor<T>& 
                                            const nn::functional::BinaryCrossEntropyWithLogitsFuncOptions& o) {
   const reduction r = reduction_of(o.reduction());
   if (x.sizes() != y.sizes())
-    throw error("Target size (" + torch_size(y.sizes()) + ") must be the same as input size (" +
-                torch_size(x.sizes()) + ")");
+    throw error("Target size (" + torch_size(y.sizes().vec()) + ") must be the same as input size (" +
+                torch_size(x.sizes().vec()) + ")");
   const Tensor<T> w = weight_or_one(o.template weight_as<T>());
   // ATen's formula: (1 - y) x + lw (log(exp(-m) + exp(-x - m)) + m), m = max(-x, 0), with
   // lw = 1 + (pos_weight - 1) y.
@@ -273,7 +268,7 @@ void record_nll(Tensor<T>& out, const Tensor<T>& x, const Tensor<std::int64_t>& 
                 std::int64_t ignore_index, reduction r, double total_weight) {
   const Tensor<T> inputs[1] = {x};
   record_function<T>(out, inputs,
-                     [sizes = x.sizes().vec(), t = target.contiguous(), w = weight ? weight->contiguous() : Tensor<T>(),
+                     [sizes = x.sizes().vec(), t = target.clone(), w = weight ? weight->contiguous() : Tensor<T>(),
                       has_w = weight != nullptr, ignore_index, r, total_weight](const Tensor<T>& g, std::size_t) {
                        const std::int64_t C = sizes.size() == 1 ? sizes[0] : sizes[1];
                        const std::int64_t N = sizes.size() == 1 ? 1 : sizes[0];
@@ -357,6 +352,7 @@ Tensor<T> cross_entropy_probs(const Tensor<T>& x, const Tensor<T>& target, const
     if (x.dim() <= 2) throw shape_error("0D or 1D target tensor expected, multi-target not supported");
     throw shape_error("Expected target size " + to_string(x.sizes()) + ", got " + to_string(target.sizes()));
   }
+  if (o.ignore_index() != -100) throw error("ignore_index is not supported for floating point target");
   const std::int64_t class_dim = x.dim() == 1 ? 0 : 1;
   const std::int64_t C = x.size(class_dim);
   const Tensor<T>* w = o.template weight_as<T>();
@@ -393,7 +389,7 @@ Tensor<T> embedding(const Tensor<std::int64_t>& index, const Tensor<T>& w, const
     if (pad >= V || pad < -V) throw error("Padding_idx must be within num_embeddings");
     if (pad < 0) pad += V;
   }
-  const Tensor<std::int64_t> ic = index.contiguous();
+  const Tensor<std::int64_t> ic = index.clone();  // the backward's own: the caller may write index
   const Tensor<T> wc = w.contiguous();
   const std::int64_t n = ic.numel();
   const std::int64_t* ip = ic.data_ptr();

@@ -12,9 +12,11 @@ module;
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 #include "parallel.hpp"
+#include "python_repr.hpp"
 module strata.nn;
 import strata.graph;
 import strata.loop;
@@ -22,11 +24,6 @@ import strata.expr;
 
 namespace strata::detail {
 namespace {
-std::string size_of(int_list s) {
-  std::string out = "torch.Size([";
-  for (std::size_t d = 0; d < s.size(); ++d) out += (d ? ", " : "") + std::to_string(s[d]);
-  return out + "])";
-}
 // The sizes [1, C, 1, ...] that broadcast a per-channel tensor over x's dim 1.
 dim_vector channel_sizes(std::int64_t dims, std::int64_t channels) {
   dim_vector s(static_cast<std::size_t>(dims), 1);
@@ -79,15 +76,14 @@ channel_affine<T> checked_channels(const Tensor<T>& x, const Tensor<T>* rm, cons
 // The backward is ATen's: with xhat = (x - mean) * invstd and the channel sums of g and of
 // g * xhat, dx = w * invstd * (g - sum(g) / M - xhat * sum(g * xhat) / M), dw = sum(g * xhat),
 // db = sum(g). Each channel is summed by one task in one order: the same bits for any thread count.
-template <class T>
 struct batch_stats {
   std::vector<double> mean, invstd, var;
 };
 template <class T>
-batch_stats<T> batch_norm_train(const Tensor<T>& x, const T* w, const T* b, double eps, Tensor<T>& y) {
+batch_stats batch_norm_train(const Tensor<T>& x, const T* w, const T* b, double eps, Tensor<T>& y) {
   const std::int64_t N = x.size(0), C = x.size(1), P = x.numel() / std::max<std::int64_t>(1, N * C);
   const double M = static_cast<double>(N * P);
-  batch_stats<T> st{std::vector<double>(C), std::vector<double>(C), std::vector<double>(C)};
+  batch_stats st{std::vector<double>(C), std::vector<double>(C), std::vector<double>(C)};
   const T* xp = x.data_ptr();
   T* yp = y.data_ptr();
   run_in_parts(C, thread_count(), thread_count(), [&](std::int64_t first, std::int64_t last) {
@@ -133,13 +129,13 @@ Tensor<T> batch_norm(const Tensor<T>& x, const std::optional<Tensor<T>>& running
   }
   const std::int64_t count = C == 0 ? 0 : x.numel() / C;
   if (count <= 1)
-    throw error("Expected more than 1 value per channel when training, got input size " + size_of(x.sizes()));
+    throw error("Expected more than 1 value per channel when training, got input size " + torch_size(x.sizes().vec()));
   const Tensor<T>* weight = o.template weight_as<T>();
   const Tensor<T>* bias = o.template bias_as<T>();
   const Tensor<T> xc = x.contiguous();
   const Tensor<T> wc = weight ? weight->contiguous() : Tensor<T>(), bc = bias ? bias->contiguous() : Tensor<T>();
   Tensor<T> y = empty<T>(x.sizes());
-  const auto stats = std::make_shared<const batch_stats<T>>(
+  const auto stats = std::make_shared<const batch_stats>(
       batch_norm_train(xc, weight ? wc.data_ptr() : nullptr, bias ? bc.data_ptr() : nullptr, o.eps(), y));
   const auto running = [&](const std::vector<double>& v, double scale) {
     Tensor<T> t = empty<T>({C});
@@ -191,7 +187,7 @@ Tensor<T> batch_norm(const Tensor<T>& x, const std::optional<Tensor<T>>& running
         });
         return i == 0 ? Tensor<T>(out.view(xc.sizes())) : out;
       },
-      inputs);
+      std::span<const Tensor<T>>(inputs.data(), weight ? 2 : 1));  // x and the weight are read
   return y;
 }
 
@@ -254,7 +250,7 @@ Tensor<T> instance_norm(const Tensor<T>& x, const nn::functional::InstanceNormFu
   for (std::int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
   const std::int64_t count = x.numel() / std::max<std::int64_t>(1, x.size(0) * C);
   if (count <= 1)
-    throw error("Expected more than 1 spatial element when training, got input size " + size_of(x.sizes()));
+    throw error("Expected more than 1 spatial element when training, got input size " + torch_size(x.sizes().vec()));
   const Tensor<T> mean = strata::mean(x, dims, true);
   const Tensor<T> var = strata::var(x, dims, 0, true);
   // The running statistics take the mean over the samples of each instance's statistics.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // .npz archives as np.savez writes them: a ZIP file of stored (uncompressed) .npy entries, one
 // per array, named "<key>.npy" (PKWARE's APPNOTE: local headers, a central directory, its end
-// record; CRC-32 of each entry). Reading walks the central directory and checks every offset,
-// size and checksum against the file before reading an entry, so a corrupted archive gives
-// io_error, never a read outside the file or an allocation larger than it.
+// record; CRC-32 of each entry). Reading walks the central directory and checks every offset
+// and size against the file, then reads one entry at a time and checks its CRC-32, so a
+// corrupted archive gives io_error, never a read outside the file nor more memory than the file
+// holds.
 module;
 #include <algorithm>
 #include <array>
@@ -68,13 +69,25 @@ std::string read_at(std::ifstream& in, std::uint64_t size, std::uint64_t offset,
 }
 }  // namespace
 
+// Entries are located when the archive is opened and read one at a time by open(), so that
+// at most one entry's bytes (checked against the file's size) are held at once.
 struct npz_reader::impl {
-  std::vector<std::string> names, bytes;
+  struct entry {
+    std::uint64_t data = 0, size = 0;
+    std::uint32_t crc = 0;
+  };
+  std::string path;
+  std::ifstream in;
+  std::uint64_t file_size = 0;
+  std::vector<std::string> names;
+  std::vector<entry> entries;
   std::istringstream stream;
 };
 
 npz_reader::npz_reader(const std::string& path) : impl_(std::make_shared<impl>()) {
-  std::ifstream in(path, std::ios::binary);
+  impl_->path = path;
+  impl_->in.open(path, std::ios::binary);
+  std::ifstream& in = impl_->in;
   if (!in) throw io_error("load_npz: cannot open '" + path + "'");
   in.seekg(0, std::ios::end);
   const auto size = static_cast<std::uint64_t>(in.tellg());
@@ -109,19 +122,22 @@ npz_reader::npz_reader(const std::string& path) : impl_(std::make_shared<impl>()
     const std::string header = read_at(in, size, local, 30, path, "a local header");
     if (get32(header, 0) != local_signature) bad_npz(path, "entry '" + name + "' has no local header");
     const std::uint64_t data = std::uint64_t{local} + 30 + get16(header, 26) + get16(header, 28);
-    std::string content = read_at(in, size, data, csize, path, "an entry's data");
-    if (crc32(content) != crc) bad_npz(path, "entry '" + name + "' fails its CRC-32 check");
+    if (data > size || csize > size - data) bad_npz(path, "entry '" + name + "' lies outside the file");
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
     impl_->names.push_back(std::move(name));
-    impl_->bytes.push_back(std::move(content));
+    impl_->entries.push_back({data, csize, crc});
   }
+  impl_->file_size = size;
 }
 npz_reader::~npz_reader() = default;
 std::size_t npz_reader::size() const noexcept { return impl_->names.size(); }
 const std::string& npz_reader::name(std::size_t i) const { return impl_->names.at(i); }
 std::istream& npz_reader::open(std::size_t i) {
+  const impl::entry& e = impl_->entries.at(i);
+  std::string content = read_at(impl_->in, impl_->file_size, e.data, e.size, impl_->path, "an entry's data");
+  if (crc32(content) != e.crc) bad_npz(impl_->path, "entry '" + impl_->names[i] + "' fails its CRC-32 check");
   impl_->stream.clear();
-  impl_->stream.str(impl_->bytes.at(i));
+  impl_->stream.str(std::move(content));
   return impl_->stream;
 }
 

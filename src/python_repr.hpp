@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Numbers in PyTorch's messages, printed as Python prints a float (src/ only).
+// Numbers and sizes in PyTorch's messages, printed as Python prints them (src/ only).
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata::detail {
 /// v as Python's repr prints it: the shortest digits that read back; positional for exponents
@@ -27,5 +29,12 @@ inline std::string python_repr(double v) {
   std::string out = buf;
   if (out.find('.') == std::string::npos) out += ".0";
   return out;
+}
+
+/// Sizes as PyTorch prints a torch.Size: "torch.Size([3, 1])".
+inline std::string torch_size(const auto& sizes) {
+  std::string out = "torch.Size([";
+  for (std::size_t d = 0; d < sizes.size(); ++d) out += (d ? ", " : "") + std::to_string(sizes[d]);
+  return out + "])";
 }
 }  // namespace strata::detail

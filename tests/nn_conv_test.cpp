@@ -338,3 +338,22 @@ TEST_CASE("nn: a LeNet-style PyTorch forward and backward ports line by line", "
   CHECK(b1.grad().sizes().vec() == st::dim_vector{6});
   CHECK(st::sum(st::abs(w1.grad())).item() > 0);
 }
+
+TEST_CASE("nn: pooling refuses sizes PyTorch refuses, and the backward keeps its own indices", "[nn]") {
+  const auto x = st::randn<double>({1, 2, 6, 6});
+  CHECK_THROWS_WITH(F::max_pool2d(x, F::MaxPool2dFuncOptions(2).dilation(0)),
+                    "dilation should be greater than zero, but got 0, 0");
+  CHECK_THROWS_WITH(F::max_pool2d(x, F::MaxPool2dFuncOptions(0)), "kernel_size must be greater than zero, but got 0, 0");
+  CHECK_THROWS_WITH(F::avg_pool2d(x, F::AvgPool2dFuncOptions(2).padding(-1)), "pad must be non-negative, but got -1, -1");
+  CHECK_THROWS_WITH(F::max_pool2d(x, F::MaxPool2dFuncOptions(2).stride({1, 0})),
+                    "stride should be greater than zero, but got 1, 0");
+  // Writing the returned indices does not move the gradient.
+  auto leaf = x.clone().requires_grad_();
+  auto [y, idx] = F::max_pool2d_with_indices(leaf, F::MaxPool2dFuncOptions(2));
+  const auto want = as_doubles(idx);
+  idx.fill_(0);
+  st::sum(y).backward();
+  std::vector<double> expected(72, 0.0);
+  for (std::size_t i = 0; i < want.size(); ++i) expected[(i / 9) * 36 + static_cast<std::size_t>(want[i])] = 1;
+  CHECK(as_doubles(leaf.grad()) == expected);
+}

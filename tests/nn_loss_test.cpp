@@ -227,6 +227,21 @@ TEST_CASE("nn: options refuse what torch refuses", "[nn]") {
                     "expected scalar type Float but found Double");
   CHECK_THROWS_WITH(F::smooth_l1_loss(x, x, F::SmoothL1LossFuncOptions().beta(-1)),
                     "smooth_l1_loss does not support negative values for beta.");
+  // A NaN probability is refused as one outside [0, 1].
+  const auto p = st::full<float>({2}, 0.5f);
+  const auto nan = st::tensor({0.5f, std::nanf("")});
+  CHECK_THROWS_WITH(F::binary_cross_entropy(nan, p), "all elements of input should be between 0 and 1");
+  CHECK_THROWS_WITH(F::cross_entropy(x, st::softmax(x, 1), F::CrossEntropyFuncOptions().ignore_index(0)),
+                    "ignore_index is not supported for floating point target");
+}
+
+TEST_CASE("nn: embedding and nll_loss keep their own indices for the backward", "[nn]") {
+  auto w = st::randn<double>({5, 2}).requires_grad_();
+  auto idx = st::tensor({std::int64_t{3}, std::int64_t{1}, std::int64_t{3}});
+  auto e = F::embedding(idx, w);
+  idx.fill_(0);  // written after the forward
+  st::sum(e).backward();
+  CHECK(as_doubles(w.grad()) == std::vector<double>{0, 0, 1, 1, 0, 0, 2, 2, 0, 0});
 }
 
 TEST_CASE("nn: a PyTorch training step ports line by line", "[nn]") {
