@@ -203,6 +203,50 @@ void save_npz(const std::string& path, const std::vector<std::pair<std::string, 
   for (const auto& [name, t] : arrays) detail::write_npy(w.add(name), t, path);
   w.finish();
 }
+/// A .npz archive written entry by entry, with arrays of any dtypes (np.savez of mixed arrays);
+/// nothing reaches the file before finish().
+class NpzWriter {
+ public:
+  /// An empty archive to be written to path.
+  explicit NpzWriter(const std::string& path) : writer_(path), path_(path) {}
+  /// Adds t (any strides) as entry name (".npy" is added).
+  template <element T>
+  void add(const std::string& name, const Tensor<T>& t) {
+    detail::write_npy(writer_.add(name), t, path_);
+  }
+  /// Writes the archive.
+  void finish() { writer_.finish(); }
+
+ private:
+  detail::npz_writer writer_;
+  std::string path_;
+};
+/// A .npz archive open for reading (np.load of a .npz), checked when opened: its entries'
+/// names, and each entry's dtype and array read on demand.
+class NpzFile {
+ public:
+  /// Opens and checks path (io_error for a malformed, truncated or compressed archive).
+  explicit NpzFile(const std::string& path) : reader_(path), path_(path) {}
+  /// The number of entries.
+  std::size_t size() const noexcept { return reader_.size(); }
+  /// Entry i's name (without ".npy").
+  const std::string& name(std::size_t i) const { return reader_.name(i); }
+  /// Entry i's dtype, from its header.
+  strata::dtype dtype(std::size_t i) {
+    return detail::npy_dtype(detail::read_npy_header(reader_.open(i), entry(i)).descr, entry(i));
+  }
+  /// Entry i as a tensor of element type T (dtype_error for another dtype).
+  template <element T>
+  Tensor<T> read(std::size_t i) {
+    return detail::read_npy<T>(reader_.open(i), entry(i));
+  }
+
+ private:
+  std::string entry(std::size_t i) const { return path_ + "/" + name(i); }
+  detail::npz_reader reader_;
+  std::string path_;
+};
+
 /// Reads every array of a .npz file written by np.savez (stored entries), in the archive's
 /// order, as tensors of element type T; dtype_error for an entry of another dtype, io_error
 /// for a malformed, truncated or compressed archive.

@@ -28,7 +28,18 @@ class Optimizer {
   virtual double get_lr(std::size_t g) const = 0;
   /// Sets group g's learning rate.
   virtual void set_lr(std::size_t g, double lr) = 0;
+  /// Writes the state (PyTorch's optimizer.state_dict(): every parameter's step and buffers,
+  /// every group's options) to path as a .npz archive.
+  virtual void save(const std::string& path) const = 0;
+  /// Reads a state written by save into an optimizer of the same kind whose groups hold as many
+  /// parameters of the same sizes; all or nothing (a mismatch throws and changes nothing).
+  virtual void load(const std::string& path) = 0;
 };
+
+/// Writes an optimizer's state to path as a .npz archive (torch::save(optimizer, path)).
+inline void save(const Optimizer& optimizer, const std::string& path) { optimizer.save(path); }
+/// Reads an optimizer's state written by save (torch::load(optimizer, path)).
+inline void load(Optimizer& optimizer, const std::string& path) { optimizer.load(path); }
 
 /// Parameters updated with the same options: the optimizer's defaults when options is empty.
 template <element T, class Options>
@@ -180,6 +191,8 @@ class optimizer_groups : public optim::Optimizer {
   std::size_t num_param_groups() const override { return groups_.size(); }
   double get_lr(std::size_t g) const override { return group(g).options->lr(); }
   void set_lr(std::size_t g, double lr) override { groups_[checked(g)].options->lr(lr); }
+  void save(const std::string& path) const override;  // src/optim_state.cpp
+  void load(const std::string& path) override;
 
  protected:
   optimizer_groups(std::vector<optim::ParamGroup<T, O>> groups, const O& defaults) : defaults_(defaults) {
@@ -397,6 +410,17 @@ class ReduceLROnPlateau {
   std::int64_t patience_, cooldown_, cooldown_counter_ = 0, num_bad_epochs_ = 0, last_epoch_ = 0;
 };
 }  // namespace strata::optim
+
+namespace strata::detail {
+extern template class optimizer_groups<float, optim::SGDOptions, param_state<float>>;
+extern template class optimizer_groups<double, optim::SGDOptions, param_state<double>>;
+extern template class optimizer_groups<float, optim::AdamOptions, param_state<float>>;
+extern template class optimizer_groups<double, optim::AdamOptions, param_state<double>>;
+extern template class optimizer_groups<float, optim::AdamWOptions, param_state<float>>;
+extern template class optimizer_groups<double, optim::AdamWOptions, param_state<double>>;
+extern template class optimizer_groups<float, optim::RMSpropOptions, param_state<float>>;
+extern template class optimizer_groups<double, optim::RMSpropOptions, param_state<double>>;
+}  // namespace strata::detail
 
 namespace strata::optim {
 extern template class SGD<float>;
