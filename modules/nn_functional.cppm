@@ -143,6 +143,12 @@ class DropoutFuncOptions {
 class EmbeddingFuncOptions {
   /// A row whose gradient stays zero (negative: counted from the end).
   STRATA_OPTION(std::optional<std::int64_t>, padding_idx, std::nullopt)
+  /// Each row looked up whose norm exceeds max_norm is first rescaled in place to max_norm.
+  STRATA_OPTION(std::optional<double>, max_norm, std::nullopt)
+  /// The p of max_norm's p-norm.
+  STRATA_OPTION(double, norm_type, 2)
+  /// Each row's gradient divided by the number of times the batch looks it up.
+  STRATA_OPTION(bool, scale_grad_by_freq, false)
 };
 
 /// batch_norm's options.

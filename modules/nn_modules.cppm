@@ -396,23 +396,52 @@ class LayerNorm : public Layer<T> {
   double eps_;
 };
 
+/// Embedding's options (torch.nn.Embedding's arguments).
+class EmbeddingOptions {
+ public:
+  /// A table of num_embeddings rows of embedding_dim values.
+  EmbeddingOptions(std::int64_t num_embeddings, std::int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  /// The rows.
+  STRATA_OPTION(std::int64_t, num_embeddings, 0)
+  /// The values per row.
+  STRATA_OPTION(std::int64_t, embedding_dim, 0)
+  /// A row that starts at zero and whose gradient stays zero (negative: counted from the end).
+  STRATA_OPTION(std::optional<std::int64_t>, padding_idx, std::nullopt)
+  /// Each row looked up whose norm exceeds max_norm is first rescaled in place to max_norm.
+  STRATA_OPTION(std::optional<double>, max_norm, std::nullopt)
+  /// The p of max_norm's p-norm.
+  STRATA_OPTION(double, norm_type, 2)
+  /// Each row's gradient divided by the number of times the batch looks it up.
+  STRATA_OPTION(bool, scale_grad_by_freq, false)
+};
 /// Rows of a table looked up by index (torch.nn.Embedding): weight [num_embeddings, dim] ~ N(0, 1).
 template <element T = float>
 class Embedding : public Module<T> {
  public:
   /// N(0, 1) rows, the padding_idx row zero.
   Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim, std::optional<std::int64_t> padding_idx = std::nullopt)
-      : weight(this->register_parameter("weight", randn<T>({num_embeddings, embedding_dim}))), padding_idx_(padding_idx) {
-    if (padding_idx) {
+      : Embedding(EmbeddingOptions(num_embeddings, embedding_dim).padding_idx(padding_idx)) {}
+  /// N(0, 1) rows, the padding_idx row zero.
+  explicit Embedding(const EmbeddingOptions& options)
+      : weight(this->register_parameter("weight", randn<T>({options.num_embeddings(), options.embedding_dim()}))),
+        options_(options) {
+    if (const auto padding_idx = options.padding_idx()) {
       const no_grad guard;
-      const std::int64_t row = *padding_idx < 0 ? *padding_idx + num_embeddings : *padding_idx;
-      if (row < 0 || row >= num_embeddings) throw error("Padding_idx must be within num_embeddings");
+      const std::int64_t n = options.num_embeddings();
+      const std::int64_t row = *padding_idx < 0 ? *padding_idx + n : *padding_idx;
+      if (row < 0 || row >= n) throw error("Padding_idx must be within num_embeddings");
       weight[row].fill_(T(0));
     }
   }
   /// The rows at the indices: [index sizes..., embedding_dim].
   Tensor<T> forward(const Tensor<std::int64_t>& index) {
-    return functional::embedding(index, weight, functional::EmbeddingFuncOptions().padding_idx(padding_idx_));
+    return functional::embedding(index, weight,
+                                 functional::EmbeddingFuncOptions()
+                                     .padding_idx(options_.padding_idx())
+                                     .max_norm(options_.max_norm())
+                                     .norm_type(options_.norm_type())
+                                     .scale_grad_by_freq(options_.scale_grad_by_freq()));
   }
   /// forward(index).
   Tensor<T> operator()(const Tensor<std::int64_t>& index) { return forward(index); }
@@ -420,7 +449,7 @@ class Embedding : public Module<T> {
   Tensor<T> weight;
 
  private:
-  std::optional<std::int64_t> padding_idx_;
+  EmbeddingOptions options_;
 };
 
 /// Zeroes elements with probability p in training mode (torch.nn.Dropout).

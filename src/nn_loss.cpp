@@ -379,6 +379,34 @@ Tensor<T> dropout(const Tensor<T>& x, const nn::functional::DropoutFuncOptions& 
   return Tensor<T>(x * scale);
 }
 
+// torch.embedding_renorm_: each distinct row the indices name whose norm_type-norm exceeds
+// max_norm is scaled in place by max_norm / (norm + 1e-7), outside autograd (ATen's order).
+template <element T>
+void renorm_rows(const Tensor<T>& w, std::vector<std::int64_t> rows, double max_norm, double norm_type) {
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const Tensor<T> wd = w.detach();
+  T* base = wd.data_ptr();
+  const std::int64_t D = w.size(1), s0 = w.stride(0), s1 = w.stride(1);
+  bool changed = false;
+  for (const std::int64_t r : rows) {
+    T* row = base + r * s0;
+    double norm = 0;
+    for (std::int64_t j = 0; j < D; ++j) {
+      const double a = std::abs(static_cast<double>(row[j * s1]));
+      if (norm_type == 0) norm += a != 0;
+      else if (std::isinf(norm_type)) norm = std::max(norm, a);
+      else norm += std::pow(a, norm_type);
+    }
+    if (norm_type != 0 && !std::isinf(norm_type)) norm = std::pow(norm, 1 / norm_type);
+    if (!(norm > max_norm)) continue;
+    const T scale = static_cast<T>(max_norm / (norm + 1e-7));
+    for (std::int64_t j = 0; j < D; ++j) row[j * s1] *= scale;
+    changed = true;
+  }
+  if (changed) wd.storage().bump_version();
+}
+
 template <element T>
 Tensor<T> embedding(const Tensor<std::int64_t>& index, const Tensor<T>& w, const nn::functional::EmbeddingFuncOptions& o) {
   if (w.dim() != 2) throw shape_error("'weight' must be 2-D");
@@ -390,26 +418,36 @@ Tensor<T> embedding(const Tensor<std::int64_t>& index, const Tensor<T>& w, const
     if (pad < 0) pad += V;
   }
   const Tensor<std::int64_t> ic = index.clone();  // the backward's own: the caller may write index
-  const Tensor<T> wc = w.contiguous();
   const std::int64_t n = ic.numel();
   const std::int64_t* ip = ic.data_ptr();
   for (std::int64_t k = 0; k < n; ++k)
     if (ip[k] < 0 || ip[k] >= V) throw index_error("index out of range in self");
+  if (o.max_norm()) renorm_rows(w, std::vector<std::int64_t>(ip, ip + n), *o.max_norm(), o.norm_type());
+  const Tensor<T> wc = w.contiguous();
   dim_vector sizes = index.sizes().vec();
   sizes.push_back(D);
   Tensor<T> out = empty<T>(sizes);
   for (std::int64_t k = 0; k < n; ++k)
     std::copy_n(wc.data_ptr() + ip[k] * D, D, out.data_ptr() + k * D);
   const Tensor<T> inputs[1] = {w};
-  record_function<T>(out, inputs, [ic, V, D, pad](const Tensor<T>& g, std::size_t) {
+  const bool by_freq = o.scale_grad_by_freq();
+  record_function<T>(out, inputs, [ic, V, D, pad, by_freq](const Tensor<T>& g, std::size_t) {
     Tensor<T> gw = zeros<T>({V, D});
     const Tensor<T> gc = g.contiguous();
     const std::int64_t* ip = ic.data_ptr();
-    for (std::int64_t k = 0, n = ic.numel(); k < n; ++k) {
+    const std::int64_t n = ic.numel();
+    std::vector<std::int64_t> counts(by_freq ? static_cast<std::size_t>(V) : 0);
+    for (std::int64_t k = 0; by_freq && k < n; ++k) ++counts[static_cast<std::size_t>(ip[k])];
+    for (std::int64_t k = 0; k < n; ++k) {
       if (ip[k] == pad) continue;
       T* row = gw.data_ptr() + ip[k] * D;
       const T* from = gc.data_ptr() + k * D;
-      for (std::int64_t j = 0; j < D; ++j) row[j] += from[j];
+      if (by_freq) {  // ATen: row += (1 / count) * grad
+        const T scale = T(1) / static_cast<T>(counts[static_cast<std::size_t>(ip[k])]);
+        for (std::int64_t j = 0; j < D; ++j) row[j] += scale * from[j];
+      } else {
+        for (std::int64_t j = 0; j < D; ++j) row[j] += from[j];
+      }
     }
     return gw;
   });

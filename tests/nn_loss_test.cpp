@@ -52,6 +52,9 @@ st::Tensor<T> call(const nn_golden::golden_case& c, std::map<std::string, st::Te
   if (f == "embedding") {
     F::EmbeddingFuncOptions o;
     if (c.has("padding_idx")) o.padding_idx(std::stoll(c.option("padding_idx")));
+    if (c.has("max_norm")) o.max_norm(std::stod(c.option("max_norm")));
+    if (c.has("norm_type")) o.norm_type(std::stod(c.option("norm_type")));
+    o.scale_grad_by_freq(opt("scale_grad_by_freq", "0") == "1");
     return F::embedding(idx.at("input"), in.at("weight"), o);
   }
   if (f == "mse_loss") return F::mse_loss(in.at("input"), in.at("target"), F::MSELossFuncOptions().reduction(reduction));
@@ -150,10 +153,11 @@ void run_case(const nn_golden::golden_case& c) {
   const double tol = std::is_same_v<T, float> ? 2e-5 : 1e-12;
   CHECK(std::vector<std::int64_t>(out.sizes().begin(), out.sizes().end()) == c.out.sizes);
   test::check_close(as_doubles(out.detach()), c.out.values, tol);
-  for (const char* running : {"running_mean", "running_var"}) {
+  for (const std::string running : {"running_mean", "running_var", "weight_after"}) {
     if (!c.extra.count(running)) continue;
     INFO(running << " after the update");
-    test::check_close(as_doubles(in.at(running)), c.extra.at(running).values, tol);
+    const std::string name = running == "weight_after" ? "weight" : running;
+    test::check_close(as_doubles(in.at(name).detach()), c.extra.at(running).values, tol);
   }
   if (c.grads.empty()) return;
   out.backward(make<T>({c.dtype, c.out.sizes, c.cot}));

@@ -174,3 +174,23 @@ TEST_CASE("io: save_npz/load_npz round-trip any layout and refuse corrupted arch
   write_bytes(path, flipped);
   CHECK_THROWS_AS(st::load_npz<std::int64_t>(path), st::io_error);
 }
+
+TEST_CASE("nn: Embedding with max_norm renormalises the rows it looks up, in place", "[nn]") {
+  st::manual_seed(5);
+  nn::Embedding<double> emb(nn::EmbeddingOptions(6, 4).max_norm(1.0).padding_idx(0));
+  const auto before = emb.weight.detach().clone();
+  {
+    const st::no_grad guard;
+    emb.weight.mul_(3.0);  // every nonzero row now has a norm above 1 (N(0, 1) rows of 4)
+  }
+  const auto idx = st::from_vector<std::int64_t>({3, 1, 3}, {3});
+  const auto out = emb(idx);
+  const auto norm = [&](std::int64_t r) { return std::sqrt(st::sum(emb.weight.detach()[r] * emb.weight.detach()[r]).item()); };
+  CHECK(norm(1) == Approx(1.0).epsilon(1e-6));
+  CHECK(norm(3) == Approx(1.0).epsilon(1e-6));
+  CHECK(norm(2) == Approx(3 * std::sqrt(st::sum(before[2] * before[2]).item())));  // not looked up: unchanged
+  CHECK(out[0].to_vector() == emb.weight.detach()[3].to_vector());
+  st::sum(out).backward();
+  CHECK(emb.weight.grad()[3].to_vector() == std::vector<double>(4, 2.0));
+  CHECK(emb.weight.grad()[0].to_vector() == std::vector<double>(4, 0.0));
+}

@@ -13,6 +13,8 @@ One record per line, '|'-separated, no spaces around '|'; no blank lines. A case
     indices|<shape>|<values>               (return_indices=1 only) the int64 indices
     running_mean|<values>                  (batch_norm with training=1 and running stats only)
     running_var|<values>                     their values after the call's in-place update
+    weight_after|<values>                  (embedding with max_norm only) the weight after its
+                                           in-place renormalisation
     cot|<values>                           the cotangent c of out.backward(c) (out's shape; one
                                            number for a 0-d out)
     grad|<name>|<shape>|<values>           the gradient of each `in` that requires grad, in `in`
@@ -190,6 +192,8 @@ class Writer:
         if fn == "batch_norm" and dict(opts).get("training") and "running_mean" in leaves:
             self.line("running_mean", fmt(leaves["running_mean"]))
             self.line("running_var", fmt(leaves["running_var"]))
+        if fn == "embedding" and "max_norm" in dict(opts):
+            self.line("weight_after", fmt(leaves["weight"]))
         cot = q(torch.randn(res.shape, dtype=F64), COT_Q)
         cot[cot == 0] = COT_Q  # no zero cotangent (a 0-d out would get all-zero gradients)
         cot = cot.to(res.dtype)
@@ -597,6 +601,24 @@ def embedding_cases(w):
     w.case("embedding_f32", "embedding", F32, [("input", idx[1], False), ("weight", randn(10, 3, dt=F32), True)])
 
 
+def embedding_option_cases(w):
+    """max_norm, norm_type and scale_grad_by_freq (drawn last: the earlier cases keep their draws)."""
+    idx = torch.tensor([[1, 4, 2, 4], [9, 2, 0, 1]], dtype=I64)
+    # max_norm rescales the rows looked up (rows 1, 2, 4, 9, 0 here; each once) in place.
+    w.case("embedding_max_norm_f64", "embedding", F64,
+           [("input", idx, False), ("weight", randn(10, 3, scale=2.0), True)], [("max_norm", 1.5)])
+    w.case("embedding_max_norm_p1_f32", "embedding", F32,
+           [("input", idx, False), ("weight", randn(10, 3, scale=2.0, dt=F32), True)],
+           [("max_norm", 2.0), ("norm_type", 1.0)])
+    w.case("embedding_max_norm_inf_f64", "embedding", F64,
+           [("input", idx[0], False), ("weight", randn(10, 3, scale=2.0), True)],
+           [("max_norm", 1.0), ("norm_type", float("inf"))])
+    w.case("embedding_freq_f64", "embedding", F64, [("input", idx, False), ("weight", randn(10, 3), True)],
+           [("padding_idx", 2), ("scale_grad_by_freq", True)])
+    w.case("embedding_freq_f32", "embedding", F32,
+           [("input", idx, False), ("weight", randn(10, 3, dt=F32), True)], [("scale_grad_by_freq", True)])
+
+
 def error_cases(w):
     w.error("nll_loss_target_out_of_bounds", "nll_loss", F64,
             [("input", log_softmax(5, 4, dim=1), False), ("target", torch.tensor([0, 7, 1, 2, 3]), False)])
@@ -651,6 +673,7 @@ def main():
         norm_cases(w)
         embedding_cases(w)
         error_cases(w)
+        embedding_option_cases(w)
 
 
 if __name__ == "__main__":
