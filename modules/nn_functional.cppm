@@ -15,36 +15,40 @@ import strata.tensor;
 import strata.random;
 
 namespace strata::detail {
-/// An optional tensor of float or double held by an options class (class weights,
-/// pos_weight): the function that reads it asks for its own element type.
+/// An optional tensor of float, double or float128 held by an options class (class weights,
+/// pos_weight, a norm's weight): the function that reads it asks for its own element type.
 class optional_float_tensor {
  public:
   template <element T>
   void set(const Tensor<T>& t) {
-    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, float128>,
                   "strata.nn takes float or double tensors (PyTorch's layers: floating types)");
     f_.reset();
     d_.reset();
-    if constexpr (std::is_same_v<T, float>) f_ = t;
-    else d_ = t;
+    q_.reset();
+    slot<T>() = t;
   }
-  /// The tensor as Tensor<T> (nullptr when none); a tensor of the other type throws
-  /// PyTorch's "expected scalar type" error.
+  /// The tensor as Tensor<T> (nullptr when none); a tensor of another type throws PyTorch's
+  /// "expected scalar type" error.
   template <element T>
   const Tensor<T>* get() const {
-    const auto& mine = [&]() -> const auto& {
-      if constexpr (std::is_same_v<T, float>) return f_;
-      else return d_;
-    }();
-    if (mine) return &*mine;
-    if (!f_ && !d_) return nullptr;
-    throw dtype_error(std::string("expected scalar type ") + (std::is_same_v<T, float> ? "Float" : "Double") +
-                      " but found " + (std::is_same_v<T, float> ? "Double" : "Float"));
+    if (const auto& mine = const_cast<optional_float_tensor*>(this)->slot<T>()) return &*mine;
+    if (!f_ && !d_ && !q_) return nullptr;
+    throw dtype_error(std::string("expected scalar type ") + name(dtype_v<T>) + " but found " +
+                      name(f_ ? dtype::float32 : d_ ? dtype::float64 : dtype::float128));
   }
 
  private:
+  template <class T>
+  std::optional<Tensor<T>>& slot() {
+    if constexpr (std::is_same_v<T, float>) return f_;
+    else if constexpr (std::is_same_v<T, double>) return d_;
+    else return q_;
+  }
+  static const char* name(dtype t) { return t == dtype::float32 ? "Float" : t == dtype::float64 ? "Double" : "Float128"; }
   std::optional<Tensor<float>> f_;
   std::optional<Tensor<double>> d_;
+  std::optional<Tensor<float128>> q_;
 };
 }  // namespace strata::detail
 
@@ -385,6 +389,13 @@ constexpr void require_float_layer() {
   static_assert(std::is_same_v<value_t<X>, float> || std::is_same_v<value_t<X>, double>,
                 "strata.nn takes float or double tensors (convert with .to<float>() first)");
 }
+/// The convolutions, pooling and normalisations take float128 too (compiled for it in src/).
+template <class X>
+constexpr void require_float_or_quad_layer() {
+  static_assert(std::is_same_v<value_t<X>, float> || std::is_same_v<value_t<X>, double> ||
+                    std::is_same_v<value_t<X>, float128>,
+                "strata.nn's convolutions, pooling and normalisations take float, double or float128 tensors");
+}
 template <class X, class Y>
 constexpr void require_same_layer_dtype() {
   static_assert(std::is_same_v<value_t<X>, value_t<Y>>,
@@ -442,7 +453,7 @@ template <element T>
 Tensor<T> convolution(const Tensor<T>& x, const Tensor<T>& w, const Tensor<T>* bias, const conv_params& p);
 template <std::size_t D, class X, class W>
 Tensor<value_t<X>> conv(const X& input, const W& weight, const F::ConvFuncOptions<D>& o) {
-  require_float_layer<X>();
+  require_float_or_quad_layer<X>();
   require_same_layer_dtype<X, W>();
   using T = value_t<X>;
   const conv_params p{o.stride().vec(), o.padding().vec(), o.dilation().vec(), dim_vector(D, 0), o.padding().mode(),
@@ -451,7 +462,7 @@ Tensor<value_t<X>> conv(const X& input, const W& weight, const F::ConvFuncOption
 }
 template <std::size_t D, class X, class W>
 Tensor<value_t<X>> conv_transpose(const X& input, const W& weight, const F::ConvTransposeFuncOptions<D>& o) {
-  require_float_layer<X>();
+  require_float_or_quad_layer<X>();
   require_same_layer_dtype<X, W>();
   using T = value_t<X>;
   const conv_params p{o.stride().vec(), o.padding().vec(), o.dilation().vec(), o.output_padding().vec(), "",
@@ -469,14 +480,14 @@ template <element T>
 std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& x, const pool_params& p);
 template <std::size_t D, class X>
 std::tuple<Tensor<value_t<X>>, Tensor<std::int64_t>> max_pool(const X& input, const F::MaxPoolFuncOptions<D>& o) {
-  require_float_layer<X>();
+  require_float_or_quad_layer<X>();
   const pool_params p{o.kernel_size().vec(), o.stride().vec(), o.padding().vec(), o.dilation().vec(), o.ceil_mode(),
                       true, true, false, 0};
   return pooling<value_t<X>>(as_tensor(input), p);
 }
 template <std::size_t D, class X>
 Tensor<value_t<X>> avg_pool(const X& input, const F::AvgPoolFuncOptions<D>& o) {
-  require_float_layer<X>();
+  require_float_or_quad_layer<X>();
   if (o.divisor_override() && *o.divisor_override() == 0) throw error("divisor must be not zero");
   const pool_params p{o.kernel_size().vec(), o.stride().vec(), o.padding().vec(), dim_vector(D, 1), o.ceil_mode(),
                       o.count_include_pad(), false, false, o.divisor_override().value_or(0)};
@@ -485,7 +496,7 @@ Tensor<value_t<X>> avg_pool(const X& input, const F::AvgPoolFuncOptions<D>& o) {
 template <std::size_t D, class X>
 std::tuple<Tensor<value_t<X>>, Tensor<std::int64_t>> adaptive_pool(const X& input, const F::AdaptivePoolFuncOptions<D>& o,
                                                                    bool max) {
-  require_float_layer<X>();
+  require_float_or_quad_layer<X>();
   const pool_params p{o.output_size().vec(), dim_vector(D, 1), dim_vector(D, 0), dim_vector(D, 1), false, true, max,
                       true, 0};
   return pooling<value_t<X>>(as_tensor(input), p);
@@ -603,25 +614,25 @@ template <tensor_like X>
 Tensor<detail::value_t<X>> batch_norm(const X& input, const std::optional<Tensor<detail::value_t<X>>>& running_mean,
                                       const std::optional<Tensor<detail::value_t<X>>>& running_var,
                                       const BatchNormFuncOptions& options = {}) {
-  detail::require_float_layer<X>();
+  detail::require_float_or_quad_layer<X>();
   return detail::batch_norm(detail::as_tensor(input), running_mean, running_var, options);
 }
 /// Normalises over the trailing normalized_shape dims of each sample.
 template <tensor_like X>
 Tensor<detail::value_t<X>> layer_norm(const X& input, const LayerNormFuncOptions& options) {
-  detail::require_float_layer<X>();
+  detail::require_float_or_quad_layer<X>();
   return detail::layer_norm(detail::as_tensor(input), options);
 }
 /// Normalises each group of channels of each sample of x [N, C, ...].
 template <tensor_like X>
 Tensor<detail::value_t<X>> group_norm(const X& input, const GroupNormFuncOptions& options) {
-  detail::require_float_layer<X>();
+  detail::require_float_or_quad_layer<X>();
   return detail::group_norm(detail::as_tensor(input), options);
 }
 /// Normalises each channel of each sample of x [N, C, ...] over its spatial dims.
 template <tensor_like X>
 Tensor<detail::value_t<X>> instance_norm(const X& input, const InstanceNormFuncOptions& options = {}) {
-  detail::require_float_layer<X>();
+  detail::require_float_or_quad_layer<X>();
   return detail::instance_norm(detail::as_tensor(input), options);
 }
 
@@ -780,3 +791,17 @@ std::tuple<Tensor<detail::value_t<X>>, Tensor<std::int64_t>> adaptive_max_pool2d
 STRATA_NN_INSTANCES(float)
 STRATA_NN_INSTANCES(double)
 #undef STRATA_NN_INSTANCES
+// float128 too for the convolutions, pooling and normalisations (src/nn_conv.cpp, src/nn_norm.cpp),
+// where the tests check their gradients against finite differences.
+namespace strata::detail {
+extern template Tensor<float128> batch_norm<float128>(const Tensor<float128>&, const std::optional<Tensor<float128>>&,
+                                                      const std::optional<Tensor<float128>>&,
+                                                      const F::BatchNormFuncOptions&);
+extern template Tensor<float128> layer_norm<float128>(const Tensor<float128>&, const F::LayerNormFuncOptions&);
+extern template Tensor<float128> group_norm<float128>(const Tensor<float128>&, const F::GroupNormFuncOptions&);
+extern template Tensor<float128> instance_norm<float128>(const Tensor<float128>&, const F::InstanceNormFuncOptions&);
+extern template Tensor<float128> convolution<float128>(const Tensor<float128>&, const Tensor<float128>&,
+                                                       const Tensor<float128>*, const conv_params&);
+extern template std::tuple<Tensor<float128>, Tensor<std::int64_t>> pooling<float128>(const Tensor<float128>&,
+                                                                                     const pool_params&);
+}  // namespace strata::detail

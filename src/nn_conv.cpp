@@ -15,6 +15,7 @@ module;
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -46,8 +47,24 @@ struct conv_geom {
   bool direct() const { return kvol() == 1 && s == dims3{1, 1, 1} && pl == dims3{0, 0, 0} && in == out; }
 };
 
-blas_type blas_of(float) { return blas_type::f32; }
-blas_type blas_of(double) { return blas_type::f64; }
+// C = op(A) op(B) (accumulate: C += ...), row-major: OpenBLAS for float and double; a plain
+// loop for float128 (the type the finite-difference tests check gradients in).
+template <class T>
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda,
+          const T* b, std::int64_t ldb, T* c, std::int64_t ldc, bool accumulate = false) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    blas_gemm(std::is_same_v<T, float> ? blas_type::f32 : blas_type::f64, trans_a, trans_b, m, n, k, a, lda, b, ldb,
+              c, ldc, accumulate);
+  } else {
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        T acc = accumulate ? c[i * ldc + j] : T(0);
+        for (std::int64_t p = 0; p < k; ++p)
+          acc += (trans_a ? a[p * lda + i] : a[i * lda + p]) * (trans_b ? b[j * ldb + p] : b[p * ldb + j]);
+        c[i * ldc + j] = acc;
+      }
+  }
+}
 
 // The outputs o in [0, out) whose input o * s + off lies in [0, n): [lo, hi).
 std::pair<std::int64_t, std::int64_t> line_range(std::int64_t off, std::int64_t s, std::int64_t n, std::int64_t out) {
@@ -327,17 +344,17 @@ void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* 
       T* yg = y + grp * cout_g * P;
       if (direct) {
         for (std::int64_t n = first; n < last; ++n)
-          blas_gemm(blas_of(T{}), false, false, cout_g, P, CK, wg, CK, x + (n * g.cin + grp * cin_g) * P, P,
+          gemm<T>(false, false, cout_g, P, CK, wg, CK, x + (n * g.cin + grp * cin_g) * P, P,
                     yg + n * g.cout * P, P);
       } else {
         for (std::int64_t q0 = first * P; q0 < last * P; q0 += W) {
           const std::int64_t q1 = std::min(last * P, q0 + W), width = q1 - q0;
           im2col(x + grp * cin_g * g.in_vol(), g.cin * g.in_vol(), cin_g, g, q0, q1, col.get());
           if (q0 / P == (q1 - 1) / P) {  // within one sample: straight into y
-            blas_gemm(blas_of(T{}), false, false, cout_g, width, CK, wg, CK, col.get(), width,
+            gemm<T>(false, false, cout_g, width, CK, wg, CK, col.get(), width,
                       yg + (q0 / P) * g.cout * P + q0 % P, P);
           } else {
-            blas_gemm(blas_of(T{}), false, false, cout_g, width, CK, wg, CK, col.get(), width, out.get(), width);
+            gemm<T>(false, false, cout_g, width, CK, wg, CK, col.get(), width, out.get(), width);
             copy_tile<T, false>(yg, g.cout * P, cout_g, P, q0, q1, out.get());
           }
         }
@@ -369,18 +386,18 @@ void conv_backward_input(const T* gy, const T* w, const conv_geom& g, T* gx) {
       const T* gyg = gy + grp * cout_g * P;
       if (direct) {
         for (std::int64_t n = first; n < last; ++n)
-          blas_gemm(blas_of(T{}), true, false, CK, P, cout_g, wg, CK, gyg + n * g.cout * P, P,
+          gemm<T>(true, false, CK, P, cout_g, wg, CK, gyg + n * g.cout * P, P,
                     gx + (n * g.cin + grp * cin_g) * P, P);
         continue;
       }
       for (std::int64_t q0 = first * P; q0 < last * P; q0 += W) {
         const std::int64_t q1 = std::min(last * P, q0 + W), width = q1 - q0;
         if (q0 / P == (q1 - 1) / P) {
-          blas_gemm(blas_of(T{}), true, false, CK, width, cout_g, wg, CK, gyg + (q0 / P) * g.cout * P + q0 % P, P,
+          gemm<T>(true, false, CK, width, cout_g, wg, CK, gyg + (q0 / P) * g.cout * P + q0 % P, P,
                     col.get(), width);
         } else {
           copy_tile<T, true>(const_cast<T*>(gyg), g.cout * P, cout_g, P, q0, q1, grad.get());
-          blas_gemm(blas_of(T{}), true, false, CK, width, cout_g, wg, CK, grad.get(), width, col.get(), width);
+          gemm<T>(true, false, CK, width, cout_g, wg, CK, grad.get(), width, col.get(), width);
         }
         col2im(col.get(), g.cin * g.in_vol(), cin_g, g, q0, q1, gx + grp * cin_g * g.in_vol());
       }
@@ -412,7 +429,7 @@ void conv_backward_weight(const T* x, const T* gy, const conv_geom& g, T* gw) {
         T* gwg = partial.data() + b * wsize + grp * cout_g * CK;
         if (direct) {
           for (std::int64_t n = first; n < last; ++n)
-            blas_gemm(blas_of(T{}), false, true, cout_g, CK, P, gyg + n * g.cout * P, P,
+            gemm<T>(false, true, cout_g, CK, P, gyg + n * g.cout * P, P,
                       x + (n * g.cin + grp * cin_g) * P, P, gwg, CK, true);
           continue;
         }
@@ -420,11 +437,11 @@ void conv_backward_weight(const T* x, const T* gy, const conv_geom& g, T* gw) {
           const std::int64_t q1 = std::min(last * P, q0 + W), width = q1 - q0;
           im2col(x + grp * cin_g * g.in_vol(), g.cin * g.in_vol(), cin_g, g, q0, q1, col.get());
           if (q0 / P == (q1 - 1) / P) {
-            blas_gemm(blas_of(T{}), false, true, cout_g, CK, width, gyg + (q0 / P) * g.cout * P + q0 % P, P, col.get(),
+            gemm<T>(false, true, cout_g, CK, width, gyg + (q0 / P) * g.cout * P + q0 % P, P, col.get(),
                       width, gwg, CK, true);
           } else {
             copy_tile<T, true>(const_cast<T*>(gyg), g.cout * P, cout_g, P, q0, q1, grad.get());
-            blas_gemm(blas_of(T{}), false, true, cout_g, CK, width, grad.get(), width, col.get(), width, gwg, CK, true);
+            gemm<T>(false, true, cout_g, CK, width, grad.get(), width, col.get(), width, gwg, CK, true);
           }
         }
       }
@@ -729,7 +746,7 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
             const T v = xp[c * IV + at_here];
             // ATen's rule: a larger value or a NaN takes the place (the last NaN wins); ties
             // keep the first.
-            if (at < 0 || v > best || std::isnan(v)) {
+            if (at < 0 || v > best || v != v) {
               best = v;
               at = at_here;
             }
@@ -793,5 +810,6 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
   template std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling<T>(const Tensor<T>&, const pool_params&);
 STRATA_NN_CONV_DEFINE(float)
 STRATA_NN_CONV_DEFINE(double)
+STRATA_NN_CONV_DEFINE(float128)
 #undef STRATA_NN_CONV_DEFINE
 }  // namespace strata::detail

@@ -14,6 +14,7 @@ module;
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include "parallel.hpp"
 #include "python_repr.hpp"
@@ -72,37 +73,42 @@ channel_affine<T> checked_channels(const Tensor<T>& x, const Tensor<T>* rm, cons
   return {chan, broadcast_or(w, chan, T(1)), broadcast_or(b, chan, T(0))};
 }
 // Batch norm in training mode over x [N, C, P] (contiguous): per channel (split over threads),
-// the mean and biased variance in double (two passes), then y = (x - mean) * invstd * w + b.
+// the mean and biased variance in double (float128 for float128; two passes), then y = (x - mean) * invstd * w + b.
 // The backward is ATen's: with xhat = (x - mean) * invstd and the channel sums of g and of
 // g * xhat, dx = w * invstd * (g - sum(g) / M - xhat * sum(g * xhat) / M), dw = sum(g * xhat),
 // db = sum(g). Each channel is summed by one task in one order: the same bits for any thread count.
-struct batch_stats {
-  std::vector<double> mean, invstd, var;
-};
+// The statistics' type: double, or float128 for float128 tensors.
 template <class T>
-batch_stats batch_norm_train(const Tensor<T>& x, const T* w, const T* b, double eps, Tensor<T>& y) {
+using stat_t = std::conditional_t<std::is_same_v<T, float128>, float128, double>;
+template <class A>
+struct batch_stats {
+  std::vector<A> mean, invstd, var;
+};
+template <class T, class A = stat_t<T>>
+batch_stats<A> batch_norm_train(const Tensor<T>& x, const T* w, const T* b, double eps, Tensor<T>& y) {
   const std::int64_t N = x.size(0), C = x.size(1), P = x.numel() / std::max<std::int64_t>(1, N * C);
-  const double M = static_cast<double>(N * P);
-  batch_stats st{std::vector<double>(C), std::vector<double>(C), std::vector<double>(C)};
+  const A M = static_cast<A>(N * P);
+  batch_stats<A> st{std::vector<A>(C), std::vector<A>(C), std::vector<A>(C)};
   const T* xp = x.data_ptr();
   T* yp = y.data_ptr();
   run_in_parts(C, thread_count(), thread_count(), [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t c = first; c < last; ++c) {
-      double sum = 0, sq = 0;
+      A sum = 0, sq = 0;
       for (std::int64_t n = 0; n < N; ++n)
-        for (const T *p = xp + (n * C + c) * P, *e = p + P; p < e; ++p) sum += static_cast<double>(*p);
-      const double mean = sum / M;
+        for (const T *p = xp + (n * C + c) * P, *e = p + P; p < e; ++p) sum += static_cast<A>(*p);
+      const A mean = sum / M;
       for (std::int64_t n = 0; n < N; ++n)
         for (const T *p = xp + (n * C + c) * P, *e = p + P; p < e; ++p) {
-          const double d = static_cast<double>(*p) - mean;
+          const A d = static_cast<A>(*p) - mean;
           sq += d * d;
         }
-      const double var = sq / M, invstd = 1 / std::sqrt(var + eps);
+      using std::sqrt;
+      const A var = sq / M, invstd = 1 / sqrt(var + static_cast<A>(eps));
       st.mean[c] = mean;
       st.var[c] = var;
       st.invstd[c] = invstd;
-      const T scale = static_cast<T>(invstd * (w ? static_cast<double>(w[c]) : 1.0));
-      const T shift = static_cast<T>((b ? static_cast<double>(b[c]) : 0.0) - mean * static_cast<double>(scale));
+      const T scale = static_cast<T>(invstd * (w ? static_cast<A>(w[c]) : A(1)));
+      const T shift = static_cast<T>((b ? static_cast<A>(b[c]) : A(0)) - mean * static_cast<A>(scale));
       for (std::int64_t n = 0; n < N; ++n) {
         const T* from = xp + (n * C + c) * P;
         T* to = yp + (n * C + c) * P;
@@ -135,11 +141,12 @@ Tensor<T> batch_norm(const Tensor<T>& x, const std::optional<Tensor<T>>& running
   const Tensor<T> xc = x.contiguous();
   const Tensor<T> wc = weight ? weight->contiguous() : Tensor<T>(), bc = bias ? bias->contiguous() : Tensor<T>();
   Tensor<T> y = empty<T>(x.sizes());
-  const auto stats = std::make_shared<const batch_stats>(
+  using A = stat_t<T>;
+  const auto stats = std::make_shared<const batch_stats<A>>(
       batch_norm_train(xc, weight ? wc.data_ptr() : nullptr, bias ? bc.data_ptr() : nullptr, o.eps(), y));
-  const auto running = [&](const std::vector<double>& v, double scale) {
+  const auto running = [&](const std::vector<A>& v, double scale) {
     Tensor<T> t = empty<T>({C});
-    for (std::int64_t c = 0; c < C; ++c) t.data_ptr()[c] = static_cast<T>(v[static_cast<std::size_t>(c)] * scale);
+    for (std::int64_t c = 0; c < C; ++c) t.data_ptr()[c] = static_cast<T>(v[static_cast<std::size_t>(c)] * static_cast<A>(scale));
     return t;
   };
   if (rm) update_running(*rm, running(stats->mean, 1.0), o.momentum());
@@ -152,36 +159,36 @@ Tensor<T> batch_norm(const Tensor<T>& x, const std::optional<Tensor<T>>& running
       [xc, wc, stats, has_w = weight != nullptr, first_bias = std::size_t(weight ? 2 : 1)](const Tensor<T>& g, std::size_t i) {
         const Tensor<T> gc = g.contiguous();
         const std::int64_t N = xc.size(0), C = xc.size(1), P = xc.numel() / std::max<std::int64_t>(1, N * C);
-        const double M = static_cast<double>(N * P);
+        const A M = static_cast<A>(N * P);
         const T* xp = xc.data_ptr();
         const T* gp = gc.data_ptr();
         Tensor<T> out = i == 0 ? empty<T>(xc.sizes()) : empty<T>({C});
         T* op = out.data_ptr();
         run_in_parts(C, thread_count(), thread_count(), [&](std::int64_t first, std::int64_t last) {
           for (std::int64_t c = first; c < last; ++c) {
-            const double mean = stats->mean[static_cast<std::size_t>(c)], invstd = stats->invstd[static_cast<std::size_t>(c)];
-            double sum_g = 0, sum_gx = 0;
+            const A mean = stats->mean[static_cast<std::size_t>(c)], invstd = stats->invstd[static_cast<std::size_t>(c)];
+            A sum_g = 0, sum_gx = 0;
             for (std::int64_t n = 0; n < N; ++n) {
               const T* gr = gp + (n * C + c) * P;
               const T* xr = xp + (n * C + c) * P;
               for (std::int64_t k = 0; k < P; ++k) {
-                sum_g += static_cast<double>(gr[k]);
-                sum_gx += static_cast<double>(gr[k]) * (static_cast<double>(xr[k]) - mean);
+                sum_g += static_cast<A>(gr[k]);
+                sum_gx += static_cast<A>(gr[k]) * (static_cast<A>(xr[k]) - mean);
               }
             }
-            const double sum_gxhat = sum_gx * invstd;
+            const A sum_gxhat = sum_gx * invstd;
             if (i != 0) {
               op[c] = static_cast<T>(i == first_bias ? sum_g : sum_gxhat);
               continue;
             }
-            const double wv = has_w ? static_cast<double>(wc.data_ptr()[c]) : 1.0;
-            const double k1 = wv * invstd, mg = sum_g / M, mx = sum_gxhat / M * invstd;
+            const A wv = has_w ? static_cast<A>(wc.data_ptr()[c]) : A(1);
+            const A k1 = wv * invstd, mg = sum_g / M, mx = sum_gxhat / M * invstd;
             for (std::int64_t n = 0; n < N; ++n) {
               const T* gr = gp + (n * C + c) * P;
               const T* xr = xp + (n * C + c) * P;
               T* to = op + (n * C + c) * P;
               for (std::int64_t k = 0; k < P; ++k)
-                to[k] = static_cast<T>(k1 * (static_cast<double>(gr[k]) - mg - (static_cast<double>(xr[k]) - mean) * mx));
+                to[k] = static_cast<T>(k1 * (static_cast<A>(gr[k]) - mg - (static_cast<A>(xr[k]) - mean) * mx));
             }
           }
         });
@@ -271,5 +278,6 @@ Tensor<T> instance_norm(const Tensor<T>& x, const nn::functional::InstanceNormFu
   template Tensor<T> instance_norm<T>(const Tensor<T>&, const F::InstanceNormFuncOptions&);
 STRATA_NN_NORM_DEFINE(float)
 STRATA_NN_NORM_DEFINE(double)
+STRATA_NN_NORM_DEFINE(float128)
 #undef STRATA_NN_NORM_DEFINE
 }  // namespace strata::detail
