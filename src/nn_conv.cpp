@@ -25,6 +25,7 @@ module;
 #include <utility>
 #include <vector>
 #include "blas.hpp"
+#include "dnnl.hpp"
 #include "parallel.hpp"
 module strata.nn;
 import strata.graph;
@@ -46,6 +47,24 @@ struct conv_geom {
   // A pointwise convolution without stride or padding: the input is its own column matrix.
   bool direct() const { return kvol() == 1 && s == dims3{1, 1, 1} && pl == dims3{0, 0, 0} && in == out; }
 };
+
+// A float convolution as oneDNN takes it: the trailing spatial dims that are not all trivial.
+dnnl_conv_shape dnnl_shape(const conv_geom& g) {
+  const auto used = [&](int i) { return g.in[i] > 1 || g.out[i] > 1 || g.k[i] > 1 || g.pl[i] > 0; };
+  dnnl_conv_shape c;
+  c.dims = used(0) ? 3 : used(1) ? 2 : 1;
+  c.n = g.n;
+  c.cin = g.cin;
+  c.cout = g.cout;
+  c.groups = g.groups;
+  c.in = g.in;
+  c.out = g.out;
+  c.k = g.k;
+  c.stride = g.s;
+  c.pad = g.pl;
+  c.dilation = g.d;
+  return c;
+}
 
 // C = op(A) op(B) (accumulate: C += ...), row-major: OpenBLAS for float and double; a plain
 // loop for float128 (the type the finite-difference tests check gradients in).
@@ -332,6 +351,8 @@ constexpr std::int64_t sample_parts = 16;
 // sample ranges run on the threads; each walks its output positions in tiles.
 template <class T>
 void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* y) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_conv_forward(dnnl_shape(g), x, w, bias, y, thread_count())) return;
   if (depthwise(g)) return depthwise_forward(x, w, bias, g, y);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const bool direct = g.direct();
@@ -373,6 +394,8 @@ void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* 
 // thread's samples are its own, so the windows' sums into gx never meet another thread's.
 template <class T>
 void conv_backward_input(const T* gy, const T* w, const conv_geom& g, T* gx) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_conv_backward_data(dnnl_shape(g), gy, w, gx, thread_count())) return;
   if (depthwise(g)) return depthwise_backward_input(gy, w, g, gx);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const bool direct = g.direct();
@@ -412,6 +435,8 @@ constexpr std::int64_t weight_grad_blocks = 8;
 // gw [cout, cin/groups, k...] = the weight gradient of conv_forward for x and gy.
 template <class T>
 void conv_backward_weight(const T* x, const T* gy, const conv_geom& g, T* gw) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnl_conv_backward_weights(dnnl_shape(g), x, gy, gw, thread_count())) return;
   if (depthwise(g)) return depthwise_backward_weight(x, gy, g, gw);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const std::int64_t wsize = g.cout * CK;

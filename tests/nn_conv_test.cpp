@@ -220,7 +220,17 @@ std::int64_t product(const std::vector<std::int64_t>& v) {
 }
 }  // namespace
 
-TEST_CASE("nn: conv1d/2d/3d over random geometries equal a direct convolution, values and gradients", "[nn]") {
+namespace {
+// The values are multiples of 1/8 in [-2, 2]: every sum here is exact in float and double
+// whatever its order, so the convolution (oneDNN for float, im2col for double) equals the
+// direct one bit for bit.
+template <class T>
+st::Tensor<T> tensor_of(const std::vector<double>& v, const std::vector<std::int64_t>& sizes) {
+  return st::from_vector<T>(std::vector<T>(v.begin(), v.end()), sizes);
+}
+
+template <class T>
+void random_geometries() {
   std::mt19937 rng(2026);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int trial = 0; trial < 60; ++trial) {
@@ -244,9 +254,9 @@ TEST_CASE("nn: conv1d/2d/3d over random geometries equal a direct convolution, v
       s.erase(s.begin() + 2, s.begin() + 2 + (3 - D));
       return s;
     };
-    auto xt = st::from_vector<double>(x, drop(xs)).requires_grad_();
-    auto wt = st::from_vector<double>(w, drop(ws)).requires_grad_();
-    st::Tensor<double> y;
+    auto xt = tensor_of<T>(x, drop(xs)).requires_grad_();
+    auto wt = tensor_of<T>(w, drop(ws)).requires_grad_();
+    st::Tensor<T> y;
     if (D == 1) y = F::conv1d(xt, wt, F::Conv1dFuncOptions().stride(stride[2]).padding(pad[2]).dilation(dil[2]).groups(groups));
     else if (D == 2)
       y = F::conv2d(xt, wt,
@@ -260,13 +270,21 @@ TEST_CASE("nn: conv1d/2d/3d over random geometries equal a direct convolution, v
                         .groups(groups));
     REQUIRE(std::vector<std::int64_t>(y.sizes().begin(), y.sizes().end()) == drop(ys));
     CHECK(as_doubles(y.detach()) == want.y);
-    y.backward(st::from_vector<double>(gy, drop(ys)));
+    y.backward(tensor_of<T>(gy, drop(ys)));
     CHECK(as_doubles(xt.grad()) == want.gx);
     CHECK(as_doubles(wt.grad()) == want.gw);
   }
 }
+}  // namespace
 
-TEST_CASE("nn: convolutions whose column matrix spans several tiles equal a direct convolution", "[nn]") {
+TEST_CASE("nn: conv1d/2d/3d over random geometries equal a direct convolution, values and gradients", "[nn]") {
+  random_geometries<double>();
+  random_geometries<float>();
+}
+
+namespace {
+template <class T>
+void many_tiles() {
   // Many channels make the column matrix tall, so that its tiles of output positions (which
   // fit L2) are narrower than the outputs and start and end inside output lines.
   std::mt19937 rng(7);
@@ -280,14 +298,20 @@ TEST_CASE("nn: convolutions whose column matrix spans several tiles equal a dire
     const std::vector<std::int64_t> xs{t.n, t.c, 1, t.h, t.w}, ws{t.o, t.c, 1, t.k, t.k}, ys{t.n, t.o, 1, oh, ow};
     const auto x = random_values(rng, product(xs)), w = random_values(rng, product(ws)), gy = random_values(rng, product(ys));
     const naive_conv want = naive(x, xs, w, ws, gy, ys, 1, {1, t.stride, t.stride}, {0, t.pad, t.pad}, {1, t.dil, t.dil});
-    auto xt = st::from_vector<double>(x, {t.n, t.c, t.h, t.w}).requires_grad_();
-    auto wt = st::from_vector<double>(w, {t.o, t.c, t.k, t.k}).requires_grad_();
+    auto xt = tensor_of<T>(x, {t.n, t.c, t.h, t.w}).requires_grad_();
+    auto wt = tensor_of<T>(w, {t.o, t.c, t.k, t.k}).requires_grad_();
     auto y = F::conv2d(xt, wt, F::Conv2dFuncOptions().stride(t.stride).padding(t.pad).dilation(t.dil));
     CHECK(as_doubles(y.detach()) == want.y);
-    y.backward(st::from_vector<double>(gy, {t.n, t.o, oh, ow}));
+    y.backward(tensor_of<T>(gy, {t.n, t.o, oh, ow}));
     CHECK(as_doubles(xt.grad()) == want.gx);
     CHECK(as_doubles(wt.grad()) == want.gw);
   }
+}
+}  // namespace
+
+TEST_CASE("nn: convolutions whose column matrix spans several tiles equal a direct convolution", "[nn]") {
+  many_tiles<double>();
+  many_tiles<float>();
 }
 
 TEST_CASE("nn: convolution, batch norm and pooling gradients have the same bits for 1 and 2 threads", "[nn]") {

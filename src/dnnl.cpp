@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// Convolutions on oneDNN (see dnnl.hpp). The user's tensors are plain NC(D)(H)W and
+// O I/g (D)(H)W; each primitive picks its own (blocked) layouts, and the data is reordered in
+// and out. oneDNN fixes a primitive's thread count when it is created, from the calling
+// thread's OpenMP setting: the calls set it for the creation and restore it. Primitive
+// descriptors come from oneDNN's own cache after the first call of a shape.
+#include "dnnl.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "parallel.hpp"
+
+namespace strata::detail {
+namespace {
+using dnnl::memory;
+using tag = memory::format_tag;
+
+const dnnl::engine& cpu() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);  // created once, never changed
+  return engine;
+}
+
+// The calling thread's OpenMP thread count set to n for a scope.
+class omp_threads {
+ public:
+  explicit omp_threads(int n) : before_(omp_get_max_threads()) { omp_set_num_threads(std::max(1, n)); }
+  ~omp_threads() { omp_set_num_threads(before_); }
+  omp_threads(const omp_threads&) = delete;
+  omp_threads& operator=(const omp_threads&) = delete;
+
+ private:
+  int before_;
+};
+
+tag plain_data(int dims) { return dims == 1 ? tag::ncw : dims == 2 ? tag::nchw : tag::ncdhw; }
+tag plain_weights(int dims, bool grouped) {
+  if (grouped) return dims == 1 ? tag::goiw : dims == 2 ? tag::goihw : tag::goidhw;
+  return dims == 1 ? tag::oiw : dims == 2 ? tag::oihw : tag::oidhw;
+}
+
+// The descriptors of one convolution over n samples.
+struct conv_descs {
+  memory::dims src, wei, dst, stride, dilate, pad_l, pad_r;
+  memory::desc src_user, wei_user, dst_user, src_any, wei_any, dst_any;
+
+  conv_descs(const dnnl_conv_shape& c, std::int64_t n) {
+    src = {n, c.cin};
+    dst = {n, c.cout};
+    const bool grouped = c.groups > 1;
+    wei = grouped ? memory::dims{c.groups, c.cout / c.groups, c.cin / c.groups} : memory::dims{c.cout, c.cin};
+    for (int i = 3 - c.dims; i < 3; ++i) {
+      src.push_back(c.in[i]);
+      dst.push_back(c.out[i]);
+      wei.push_back(c.k[i]);
+      stride.push_back(c.stride[i]);
+      dilate.push_back(c.dilation[i] - 1);  // oneDNN counts the gaps
+      pad_l.push_back(c.pad[i]);
+      // The right padding that makes oneDNN's output size the given one.
+      pad_r.push_back((c.out[i] - 1) * c.stride[i] + (c.k[i] - 1) * c.dilation[i] + 1 - c.in[i] - c.pad[i]);
+    }
+    const auto f32 = memory::data_type::f32;
+    src_user = memory::desc(src, f32, plain_data(c.dims));
+    dst_user = memory::desc(dst, f32, plain_data(c.dims));
+    wei_user = memory::desc(wei, f32, plain_weights(c.dims, grouped));
+    src_any = memory::desc(src, f32, tag::any);
+    dst_any = memory::desc(dst, f32, tag::any);
+    wei_any = memory::desc(wei, f32, tag::any);
+  }
+  dnnl::convolution_forward::primitive_desc forward(bool bias) const {
+    const auto prop = dnnl::prop_kind::forward_training;
+    const auto algo = dnnl::algorithm::convolution_direct;
+    if (bias) {
+      const memory::desc b({dst[1]}, memory::data_type::f32, tag::x);
+      return {{prop, algo, src_any, wei_any, b, dst_any, stride, dilate, pad_l, pad_r}, cpu()};
+    }
+    return {{prop, algo, src_any, wei_any, dst_any, stride, dilate, pad_l, pad_r}, cpu()};
+  }
+};
+
+// The user's buffer as the primitive wants it: itself, or a reordered copy.
+memory as_wanted(dnnl::stream& s, const memory::desc& user, const memory::desc& wanted, const float* p) {
+  memory m(user, cpu(), const_cast<float*>(p));
+  if (wanted == user) return m;
+  memory r(wanted, cpu());
+  dnnl::reorder(m, r).execute(s, m, r);
+  return r;
+}
+// A result buffer in the primitive's layout, and how to bring it back to the user's.
+struct result {
+  memory user, mine;
+  result(const memory::desc& user_desc, const memory::desc& wanted, float* p)
+      : user(user_desc, cpu(), p), mine(wanted == user_desc ? user : memory(wanted, cpu())) {}
+  void finish(dnnl::stream& s) {
+    if (mine != user) dnnl::reorder(mine, user).execute(s, mine, user);
+    s.wait();
+  }
+};
+}  // namespace
+
+bool dnnl_conv_forward(const dnnl_conv_shape& c, const float* x, const float* w, const float* bias, float* y,
+                       int threads) {
+  try {
+    const omp_threads t(threads);
+    const conv_descs d(c, c.n);
+    const auto pd = d.forward(bias != nullptr);
+    dnnl::stream s(cpu());
+    const memory src = as_wanted(s, d.src_user, pd.src_desc(), x);
+    const memory wei = as_wanted(s, d.wei_user, pd.weights_desc(), w);
+    result dst(d.dst_user, pd.dst_desc(), y);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst.mine}};
+    if (bias)
+      args.emplace(DNNL_ARG_BIAS, memory({{c.cout}, memory::data_type::f32, tag::x}, cpu(), const_cast<float*>(bias)));
+    dnnl::convolution_forward(pd).execute(s, args);
+    dst.finish(s);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+bool dnnl_conv_backward_data(const dnnl_conv_shape& c, const float* gy, const float* w, float* gx, int threads) {
+  try {
+    const omp_threads t(threads);
+    const conv_descs d(c, c.n);
+    const auto hint = d.forward(false);
+    const dnnl::convolution_backward_data::primitive_desc pd(
+        {dnnl::algorithm::convolution_direct, d.src_any, d.wei_any, d.dst_any, d.stride, d.dilate, d.pad_l, d.pad_r},
+        cpu(), hint);
+    dnnl::stream s(cpu());
+    const memory diff_dst = as_wanted(s, d.dst_user, pd.diff_dst_desc(), gy);
+    const memory wei = as_wanted(s, d.wei_user, pd.weights_desc(), w);
+    result diff_src(d.src_user, pd.diff_src_desc(), gx);
+    dnnl::convolution_backward_data(pd).execute(
+        s, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diff_src.mine}});
+    diff_src.finish(s);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const float* gy, float* gw, int threads) {
+  // oneDNN splits a weight gradient's sum over samples by its thread count; here the samples
+  // go in a fixed number of ranges, each summed by a one-thread primitive, added in order.
+  constexpr std::int64_t ranges = 4;
+  const std::int64_t parts = std::max<std::int64_t>(1, std::min(ranges, c.n));
+  const std::int64_t wsize = c.cout * (c.cin / c.groups) * c.k[0] * c.k[1] * c.k[2];
+  const std::int64_t in_sample = c.cin * c.in[0] * c.in[1] * c.in[2];
+  const std::int64_t out_sample = c.cout * c.out[0] * c.out[1] * c.out[2];
+  std::vector<float> partial(static_cast<std::size_t>(parts * wsize));
+  std::atomic<bool> ok = true;
+  run_in_parts(c.n, parts, threads, [&](std::int64_t first, std::int64_t last) {
+    try {
+      const omp_threads t(1);
+      const conv_descs d(c, last - first);
+      const auto hint = d.forward(false);
+      const dnnl::convolution_backward_weights::primitive_desc pd(
+          {dnnl::algorithm::convolution_direct, d.src_any, d.wei_any, d.dst_any, d.stride, d.dilate, d.pad_l, d.pad_r},
+          cpu(), hint);
+      dnnl::stream s(cpu());
+      const std::int64_t part = (first * parts + c.n - 1) / c.n;  // run_in_parts' range index
+      const memory src = as_wanted(s, d.src_user, pd.src_desc(), x + first * in_sample);
+      const memory diff_dst = as_wanted(s, d.dst_user, pd.diff_dst_desc(), gy + first * out_sample);
+      result diff_wei(d.wei_user, pd.diff_weights_desc(), partial.data() + part * wsize);
+      dnnl::convolution_backward_weights(pd).execute(
+          s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_wei.mine}});
+      diff_wei.finish(s);
+    } catch (const dnnl::error&) {
+      ok = false;  // every range fails alike (the same shapes); read after the join
+    }
+  });
+  if (!ok) return false;
+  std::copy_n(partial.data(), wsize, gw);
+  for (std::int64_t p = 1; p < parts; ++p)
+    for (std::int64_t i = 0; i < wsize; ++i) gw[i] += partial[static_cast<std::size_t>(p * wsize + i)];
+  return true;
+}
+}  // namespace strata::detail
