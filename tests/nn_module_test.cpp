@@ -17,6 +17,7 @@ import strata;
 
 namespace st = strata;
 namespace nn = strata::nn;
+namespace F = strata::nn::functional;
 
 namespace {
 template <class M, class... A>
@@ -193,4 +194,50 @@ TEST_CASE("nn: Embedding with max_norm renormalises the rows it looks up, in pla
   st::sum(out).backward();
   CHECK(emb.weight.grad()[3].to_vector() == std::vector<double>(4, 2.0));
   CHECK(emb.weight.grad()[0].to_vector() == std::vector<double>(4, 0.0));
+}
+
+namespace {
+// samples/digits_cnn's network (PyTorch's: two conv + batch norm + pool blocks, dropout, a linear head).
+struct DigitsNet : nn::Module<float> {
+  std::shared_ptr<nn::Sequential<float>> features = register_module(
+      "features", make<nn::Sequential<float>>(
+                      nn::Conv2d(nn::Conv2dOptions(1, 16, 3).padding(1)), nn::BatchNorm2d(16), nn::ReLU(), nn::MaxPool2d(2),
+                      nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1)), nn::BatchNorm2d(32), nn::ReLU(), nn::MaxPool2d(2)));
+  std::shared_ptr<nn::Dropout<float>> dropout = register_module("dropout", make<nn::Dropout<float>>(0.25));
+  std::shared_ptr<nn::Linear<float>> head = register_module("head", make<nn::Linear<float>>(32 * 2 * 2, 10));
+  st::Tensor<float> forward(const st::Tensor<float>& x) {
+    return head->forward(dropout->forward(features->forward(x).flatten(1)));
+  }
+};
+}  // namespace
+
+TEST_CASE("nn: a training step of the digits CNN allocates fewer storages than PyTorch's", "[nn]") {
+  // PyTorch 1.13, one thread, the same network and step (batch 64, AdamW, zero_grad as in
+  // 1.13 by default): 215 storage allocations of 4,501,752 bytes per step after warm-up,
+  // counted both by torch.profiler's allocator records and by an LD_PRELOAD shim on
+  // c10::alloc_cpu's posix_memalign.
+  const int threads = st::get_num_threads();
+  st::set_num_threads(1);
+  st::manual_seed(0);
+  DigitsNet model;
+  st::optim::AdamW opt(model.parameters(), st::optim::AdamWOptions(3e-3).weight_decay(1e-4));
+  const auto x = st::rand<float>({64, 1, 8, 8});
+  const auto y = st::randint(0, 10, {64});
+  const auto step = [&] {
+    auto loss = F::cross_entropy(model.forward(x), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  };
+  step();
+  step();
+  const st::allocation_counts before = st::thread_allocations();
+  step();
+  const st::allocation_counts after = st::thread_allocations();
+  st::set_num_threads(threads);
+  const std::uint64_t blocks = after.blocks - before.blocks, bytes = after.bytes - before.bytes;
+  INFO("strata: " << blocks << " storages, " << bytes << " bytes");
+  CHECK(blocks <= 215);
+  CHECK(bytes <= 4501752);
+  CHECK(blocks > 0);  // the step's outputs and gradients are storages: the counter sees them
 }
