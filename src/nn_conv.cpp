@@ -699,6 +699,89 @@ avg_window clip_average(const pool_geom& g, const pool_params& p, const dims3& l
   return w;
 }
 
+// Max pooling with fixed windows: each output row (all but the last dim fixed) runs its
+// windows that lie inside the input in blocks of outputs, the taps outer and the outputs inner
+// (independent maxima the compiler vectorises, rather than one compare chain per window);
+// windows that cross the border go to clipped(plane, output, lo, hi). Taps are visited in
+// the clipped loops' order, so ties and NaNs resolve alike.
+template <class T, class Clipped>
+void max_pool_rows(const pool_geom& g, const T* xp, T* yp, std::int64_t* ip, const Clipped& clipped) {
+  std::vector<std::int64_t> taps;
+  for (std::int64_t k0 = 0; k0 < g.k[0]; ++k0)
+    for (std::int64_t k1 = 0; k1 < g.k[1]; ++k1)
+      for (std::int64_t k2 = 0; k2 < g.k[2]; ++k2) taps.push_back((k0 * g.d[0] * g.in[1] + k1 * g.d[1]) * g.in[2] + k2 * g.d[2]);
+  const std::int64_t IV = g.in_vol(), OV = g.out_vol(), s2 = g.s[2];
+  const auto reach = [&](int i) { return (g.k[i] - 1) * g.d[i]; };
+  // The outputs o2 whose windows lie inside the last dim: [first2, end2).
+  const std::int64_t first2 = std::min(g.out[2], (g.pl[2] + s2 - 1) / s2);
+  const std::int64_t room = g.in[2] - 1 - reach(2) + g.pl[2];
+  const std::int64_t end2 = room < 0 ? first2 : std::clamp(room / s2 + 1, first2, g.out[2]);
+  constexpr int block = 16;
+  for_parts(g.planes, thread_count(), [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t c = first; c < last; ++c)
+      for (std::int64_t o0 = 0; o0 < g.out[0]; ++o0)
+        for (std::int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+          const std::int64_t lo0 = o0 * g.s[0] - g.pl[0], lo1 = o1 * g.s[1] - g.pl[1];
+          const std::int64_t row_out = (o0 * g.out[1] + o1) * g.out[2];
+          const auto edge = [&](std::int64_t o2) {
+            const dims3 lo{lo0, lo1, o2 * s2 - g.pl[2]};
+            clipped(c, row_out + o2, lo, dims3{lo[0] + reach(0) + 1, lo[1] + reach(1) + 1, lo[2] + reach(2) + 1});
+          };
+          const bool rows_inside = lo0 >= 0 && lo0 + reach(0) < g.in[0] && lo1 >= 0 && lo1 + reach(1) < g.in[1];
+          const std::int64_t a2 = rows_inside ? first2 : g.out[2], b2 = rows_inside ? end2 : g.out[2];
+          for (std::int64_t o2 = 0; o2 < a2; ++o2) edge(o2);
+          const std::int64_t row_in = (lo0 * g.in[1] + lo1) * g.in[2] - g.pl[2];  // + o2 * s2: a window's start
+          const T* plane = xp + c * IV + row_in;
+          T* y_row = yp + c * OV + row_out;
+          std::int64_t* i_row = ip + c * OV + row_out;
+          // `block` windows from o2 on, their maxima in registers (the taps numbered in int32).
+          const auto windows = [&](std::int64_t o2) {
+            const T* base = plane + o2 * s2;
+            T best[block];
+            std::int32_t at[block];
+            for (int j = 0; j < block; ++j) {
+              best[j] = base[j * s2 + taps[0]];
+              at[j] = 0;
+            }
+            for (std::size_t t = 1; t < taps.size(); ++t) {
+              const std::int64_t off = taps[t];
+              for (int j = 0; j < block; ++j) {
+                const T v = base[j * s2 + off];
+                const bool take = v > best[j] || v != v;  // ATen's rule, as in clipped
+                best[j] = take ? v : best[j];
+                at[j] = take ? static_cast<std::int32_t>(t) : at[j];
+              }
+            }
+            for (int j = 0; j < block; ++j) {
+              y_row[o2 + j] = best[j];
+              i_row[o2 + j] = row_in + (o2 + j) * s2 + taps[static_cast<std::size_t>(at[j])];
+            }
+          };
+          if (b2 - a2 >= block) {
+            std::int64_t o2 = a2;
+            for (; o2 + block <= b2; o2 += block) windows(o2);
+            if (o2 < b2) windows(b2 - block);  // the last block overlaps the one before: same values
+          } else {
+            for (std::int64_t o2 = a2; o2 < b2; ++o2) {
+              const T* base = plane + o2 * s2;
+              T best = base[taps[0]];
+              std::int64_t at = taps[0];
+              for (std::size_t t = 1; t < taps.size(); ++t) {
+                const T v = base[taps[t]];
+                if (v > best || v != v) {
+                  best = v;
+                  at = taps[t];
+                }
+              }
+              y_row[o2] = best;
+              i_row[o2] = row_in + o2 * s2 + at;
+            }
+          }
+          for (std::int64_t o2 = std::max(a2, b2); o2 < g.out[2]; ++o2) edge(o2);
+        }
+  });
+}
+
 std::int64_t pool_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil) {
   const std::int64_t span = in + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
   std::int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;  // floor division
@@ -758,29 +841,37 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
   const std::int64_t IV = g.in_vol(), OV = g.out_vol();
   if (p.max) {
     std::int64_t* ip = indices.data_ptr();
-    for_windows(g, p.adaptive, [&](std::int64_t c, std::int64_t o, const dims3& lo, const dims3& hi) {
+    // One window clipped to the input: each dim's first tap inside, and the end.
+    const auto clipped = [&](std::int64_t c, std::int64_t o, const dims3& lo, const dims3& hi) {
       T best = -std::numeric_limits<T>::infinity();
       std::int64_t at = -1;
-      for (std::int64_t i0 = lo[0]; i0 < hi[0]; i0 += g.d[0]) {
-        if (i0 < 0 || i0 >= g.in[0]) continue;
-        for (std::int64_t i1 = lo[1]; i1 < hi[1]; i1 += g.d[1]) {
-          if (i1 < 0 || i1 >= g.in[1]) continue;
-          for (std::int64_t i2 = lo[2]; i2 < hi[2]; i2 += g.d[2]) {
-            if (i2 < 0 || i2 >= g.in[2]) continue;
-            const std::int64_t at_here = (i0 * g.in[1] + i1) * g.in[2] + i2;
-            const T v = xp[c * IV + at_here];
+      dims3 a, b;
+      for (int i = 0; i < 3; ++i) {
+        a[i] = lo[i] >= 0 ? lo[i] : lo[i] + (-lo[i] + g.d[i] - 1) / g.d[i] * g.d[i];
+        b[i] = std::min(hi[i], g.in[i]);
+      }
+      const T* plane = xp + c * IV;
+      for (std::int64_t i0 = a[0]; i0 < b[0]; i0 += g.d[0])
+        for (std::int64_t i1 = a[1]; i1 < b[1]; i1 += g.d[1]) {
+          const std::int64_t row = (i0 * g.in[1] + i1) * g.in[2];
+          for (std::int64_t i2 = a[2]; i2 < b[2]; i2 += g.d[2]) {
+            const T v = plane[row + i2];
             // ATen's rule: a larger value or a NaN takes the place (the last NaN wins); ties
             // keep the first.
             if (at < 0 || v > best || v != v) {
               best = v;
-              at = at_here;
+              at = row + i2;
             }
           }
         }
-      }
       yp[c * OV + o] = best;
       ip[c * OV + o] = at;
-    });
+    };
+    if (p.adaptive) {
+      for_windows(g, true, clipped);
+    } else {
+      max_pool_rows(g, xp, yp, ip, clipped);
+    }
   } else {
     for_windows(g, p.adaptive, [&](std::int64_t c, std::int64_t o, const dims3& lo, const dims3& hi) {
       const avg_window w = clip_average(g, p, lo, hi);
@@ -792,6 +883,7 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
     });
   }
   const Tensor<T> inputs[1] = {input};
+  if (!grad_enabled() || !input.requires_grad()) return {y, indices};
   if (p.max) {
     // The indices the user gets may be written; the backward keeps its own.
     record_function<T>(y, inputs, [g, indices = indices.clone(), sizes = input.sizes().vec()](const Tensor<T>& gy, std::size_t) {

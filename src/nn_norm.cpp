@@ -77,6 +77,20 @@ channel_affine<T> checked_channels(const Tensor<T>& x, const Tensor<T>* rm, cons
 // The backward is ATen's: with xhat = (x - mean) * invstd and the channel sums of g and of
 // g * xhat, dx = w * invstd * (g - sum(g) / M - xhat * sum(g * xhat) / M), dw = sum(g * xhat),
 // db = sum(g). Each channel is summed by one task in one order: the same bits for any thread count.
+// The sum over n < N, k < P of term(n, k) in A, in 8 lanes (element k of a row goes to lane
+// k % 8) added in a fixed order at the end: independent chains the compiler vectorises, the
+// same bits for any thread count.
+template <class A, class F>
+A lane_sum(std::int64_t N, std::int64_t P, const F& term) {
+  A acc[8] = {};
+  for (std::int64_t n = 0; n < N; ++n) {
+    std::int64_t k = 0;
+    for (; k + 8 <= P; k += 8)
+      for (int j = 0; j < 8; ++j) acc[j] += term(n, k + j);
+    for (; k < P; ++k) acc[k % 8] += term(n, k);
+  }
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
 // The statistics' type: double, or float128 for float128 tensors.
 template <class T>
 using stat_t = std::conditional_t<std::is_same_v<T, float128>, float128, double>;
@@ -93,15 +107,12 @@ batch_stats<A> batch_norm_train(const Tensor<T>& x, const T* w, const T* b, doub
   T* yp = y.data_ptr();
   run_in_parts(C, thread_count(), thread_count(), [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t c = first; c < last; ++c) {
-      A sum = 0, sq = 0;
-      for (std::int64_t n = 0; n < N; ++n)
-        for (const T *p = xp + (n * C + c) * P, *e = p + P; p < e; ++p) sum += static_cast<A>(*p);
-      const A mean = sum / M;
-      for (std::int64_t n = 0; n < N; ++n)
-        for (const T *p = xp + (n * C + c) * P, *e = p + P; p < e; ++p) {
-          const A d = static_cast<A>(*p) - mean;
-          sq += d * d;
-        }
+      const auto at = [&](std::int64_t n, std::int64_t k) { return static_cast<A>(xp[(n * C + c) * P + k]); };
+      const A mean = lane_sum<A>(N, P, at) / M;
+      const A sq = lane_sum<A>(N, P, [&](std::int64_t n, std::int64_t k) {
+        const A d = at(n, k) - mean;
+        return d * d;
+      });
       using std::sqrt;
       const A var = sq / M, invstd = 1 / sqrt(var + static_cast<A>(eps));
       st.mean[c] = mean;
@@ -167,28 +178,25 @@ Tensor<T> batch_norm(const Tensor<T>& x, const std::optional<Tensor<T>>& running
         run_in_parts(C, thread_count(), thread_count(), [&](std::int64_t first, std::int64_t last) {
           for (std::int64_t c = first; c < last; ++c) {
             const A mean = stats->mean[static_cast<std::size_t>(c)], invstd = stats->invstd[static_cast<std::size_t>(c)];
-            A sum_g = 0, sum_gx = 0;
-            for (std::int64_t n = 0; n < N; ++n) {
-              const T* gr = gp + (n * C + c) * P;
-              const T* xr = xp + (n * C + c) * P;
-              for (std::int64_t k = 0; k < P; ++k) {
-                sum_g += static_cast<A>(gr[k]);
-                sum_gx += static_cast<A>(gr[k]) * (static_cast<A>(xr[k]) - mean);
-              }
-            }
+            const auto g_at = [&](std::int64_t n, std::int64_t k) { return static_cast<A>(gp[(n * C + c) * P + k]); };
+            const A sum_g = lane_sum<A>(N, P, g_at);
+            const A sum_gx = lane_sum<A>(N, P, [&](std::int64_t n, std::int64_t k) {
+              return g_at(n, k) * (static_cast<A>(xp[(n * C + c) * P + k]) - mean);
+            });
             const A sum_gxhat = sum_gx * invstd;
             if (i != 0) {
               op[c] = static_cast<T>(i == first_bias ? sum_g : sum_gxhat);
               continue;
             }
             const A wv = has_w ? static_cast<A>(wc.data_ptr()[c]) : A(1);
-            const A k1 = wv * invstd, mg = sum_g / M, mx = sum_gxhat / M * invstd;
+            // The sums in A, the elements in T as ATen's vectorised loop has them.
+            const T scale = static_cast<T>(wv * invstd), grad_mean = static_cast<T>(sum_g / M),
+                    proj = static_cast<T>(sum_gxhat / M * invstd), m = static_cast<T>(mean);
             for (std::int64_t n = 0; n < N; ++n) {
               const T* gr = gp + (n * C + c) * P;
               const T* xr = xp + (n * C + c) * P;
               T* to = op + (n * C + c) * P;
-              for (std::int64_t k = 0; k < P; ++k)
-                to[k] = static_cast<T>(k1 * (static_cast<A>(gr[k]) - mg - (static_cast<A>(xr[k]) - mean) * mx));
+              for (std::int64_t k = 0; k < P; ++k) to[k] = (gr[k] - grad_mean - (xr[k] - m) * proj) * scale;
             }
           }
         });

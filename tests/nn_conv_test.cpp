@@ -5,6 +5,7 @@
 // geometries; a ported LeNet-style forward and backward.
 #include <catch2/catch.hpp>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -380,4 +381,107 @@ TEST_CASE("nn: pooling refuses sizes PyTorch refuses, and the backward keeps its
   std::vector<double> expected(72, 0.0);
   for (std::size_t i = 0; i < want.size(); ++i) expected[(i / 9) * 36 + static_cast<std::size_t>(want[i])] = 1;
   CHECK(as_doubles(leaf.grad()) == expected);
+}
+
+namespace {
+// A direct max pool over one plane [s0, s1, s2] (leading 1s for fewer dims): PyTorch's rule,
+// a larger value or a NaN takes the place, ties keep the first; -1 for an empty window.
+struct naive_pool {
+  std::vector<double> y;
+  std::vector<std::int64_t> at;
+};
+naive_pool naive_max(const std::vector<double>& x, const std::array<std::int64_t, 3>& in,
+                     const std::array<std::int64_t, 3>& out, const std::array<std::int64_t, 3>& k,
+                     const std::array<std::int64_t, 3>& s, const std::array<std::int64_t, 3>& p,
+                     const std::array<std::int64_t, 3>& d, std::int64_t planes) {
+  naive_pool r;
+  for (std::int64_t c = 0; c < planes; ++c)
+    for (std::int64_t o0 = 0; o0 < out[0]; ++o0)
+      for (std::int64_t o1 = 0; o1 < out[1]; ++o1)
+        for (std::int64_t o2 = 0; o2 < out[2]; ++o2) {
+          double best = -INFINITY;
+          std::int64_t at = -1;
+          for (std::int64_t k0 = 0; k0 < k[0]; ++k0)
+            for (std::int64_t k1 = 0; k1 < k[1]; ++k1)
+              for (std::int64_t k2 = 0; k2 < k[2]; ++k2) {
+                const std::int64_t i0 = o0 * s[0] - p[0] + k0 * d[0], i1 = o1 * s[1] - p[1] + k1 * d[1],
+                                   i2 = o2 * s[2] - p[2] + k2 * d[2];
+                if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
+                const std::int64_t i = (i0 * in[1] + i1) * in[2] + i2;
+                const double v = x[static_cast<std::size_t>(c * in[0] * in[1] * in[2] + i)];
+                if (at < 0 || v > best || std::isnan(v)) {
+                  best = v;
+                  at = i;
+                }
+              }
+          r.y.push_back(best);
+          r.at.push_back(at);
+        }
+  return r;
+}
+
+template <class T>
+void random_max_pools() {
+  std::mt19937 rng(99);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 60; ++trial) {
+    const int D = 1 + trial % 3;
+    std::array<std::int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, s{1, 1, 1}, p{0, 0, 0}, d{1, 1, 1};
+    std::vector<std::int64_t> xs{pick(1, 2), pick(1, 3)}, ks, ss, ps, ds;
+    const bool ceil = pick(0, 1) == 1;
+    for (int i = 3 - D; i < 3; ++i) {
+      k[i] = pick(1, 3);
+      s[i] = pick(1, 3);
+      d[i] = pick(1, 2);
+      p[i] = pick(0, static_cast<int>(k[i] / 2));
+      // Rows long enough for the blocks of 16 windows in the last dim, short ones elsewhere.
+      in[i] = std::max<std::int64_t>(i == 2 && D < 3 ? pick(1, 70) : pick(1, 9), d[i] * (k[i] - 1) + 1 - 2 * p[i]);
+      const std::int64_t span = in[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1 + (ceil ? s[i] - 1 : 0);
+      out[i] = span / s[i] + 1;
+      if (ceil && (out[i] - 1) * s[i] >= in[i] + p[i]) --out[i];
+      xs.push_back(in[i]);
+      ks.push_back(k[i]);
+      ss.push_back(s[i]);
+      ps.push_back(p[i]);
+      ds.push_back(d[i]);
+    }
+    INFO("trial " << trial << ", " << D << "-d, ceil " << ceil << ", last dim " << in[2] << " k " << k[2] << " s " << s[2]);
+    // Values from a small set (ties) with some NaNs.
+    std::vector<double> x(static_cast<std::size_t>(product(xs)));
+    for (double& v : x) v = pick(0, 40) == 0 ? NAN : pick(-4, 4) / 2.0;
+    const std::int64_t planes = xs[0] * xs[1];
+    const naive_pool want = naive_max(x, in, out, k, s, p, d, planes);
+    const auto xt = tensor_of<T>(x, xs);
+    st::Tensor<T> y;
+    st::Tensor<std::int64_t> at;
+    if (D == 1) {
+      std::tie(y, at) = F::max_pool1d_with_indices(
+          xt, F::MaxPool1dFuncOptions(ks[0]).stride(ss[0]).padding(ps[0]).dilation(ds[0]).ceil_mode(ceil));
+    } else if (D == 2) {
+      std::tie(y, at) = F::max_pool2d_with_indices(xt, F::MaxPool2dFuncOptions({ks[0], ks[1]})
+                                                          .stride({ss[0], ss[1]})
+                                                          .padding({ps[0], ps[1]})
+                                                          .dilation({ds[0], ds[1]})
+                                                          .ceil_mode(ceil));
+    } else {
+      std::tie(y, at) = F::max_pool3d_with_indices(xt, F::MaxPool3dFuncOptions({ks[0], ks[1], ks[2]})
+                                                          .stride({ss[0], ss[1], ss[2]})
+                                                          .padding({ps[0], ps[1], ps[2]})
+                                                          .dilation({ds[0], ds[1], ds[2]})
+                                                          .ceil_mode(ceil));
+    }
+    const auto got = as_doubles(y);
+    REQUIRE(got.size() == want.y.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO("output " << i);
+      CHECK((got[i] == want.y[i] || (std::isnan(got[i]) && std::isnan(want.y[i]))));
+    }
+    CHECK(at.to_vector() == want.at);
+  }
+}
+}  // namespace
+
+TEST_CASE("nn: max pooling over random geometries equals a direct max, values and indices, NaNs and ties", "[nn]") {
+  random_max_pools<double>();
+  random_max_pools<float>();
 }
