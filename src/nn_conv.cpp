@@ -768,10 +768,9 @@ void max_pool_rows(const pool_geom& g, const T* xp, T* yp, std::int64_t* ip, con
               std::int64_t at = taps[0];
               for (std::size_t t = 1; t < taps.size(); ++t) {
                 const T v = base[taps[t]];
-                if (v > best || v != v) {
-                  best = v;
-                  at = taps[t];
-                }
+                const bool take = v > best || v != v;  // selects, not branches: data decide
+                best = take ? v : best;
+                at = take ? taps[t] : at;
               }
               y_row[o2] = best;
               i_row[o2] = row_in + o2 * s2 + at;
@@ -858,10 +857,9 @@ std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling(const Tensor<T>& input, cons
             const T v = plane[row + i2];
             // ATen's rule: a larger value or a NaN takes the place (the last NaN wins); ties
             // keep the first.
-            if (at < 0 || v > best || v != v) {
-              best = v;
-              at = row + i2;
-            }
+            const bool take = at < 0 || v > best || v != v;
+            best = take ? v : best;
+            at = take ? row + i2 : at;
           }
         }
       yp[c * OV + o] = best;
