@@ -3,7 +3,9 @@
 // O I/g (D)(H)W; each primitive picks its own (blocked) layouts, and the data is reordered in
 // and out. oneDNN fixes a primitive's thread count when it is created, from the calling
 // thread's OpenMP setting: the calls set it for the creation and restore it. Primitive
-// descriptors come from oneDNN's own cache after the first call of a shape.
+// descriptors come from oneDNN's own cache after the first call of a shape. Every buffer (the
+// reordered tensors, the scratchpad) comes from the caller's allocator: strata's blocks, on
+// huge pages and reused, where oneDNN's own would touch fresh pages on every call.
 #include "dnnl.hpp"
 
 #include <omp.h>
@@ -77,25 +79,41 @@ struct conv_descs {
     const auto algo = dnnl::algorithm::convolution_direct;
     if (bias) {
       const memory::desc b({dst[1]}, memory::data_type::f32, tag::x);
-      return {{prop, algo, src_any, wei_any, b, dst_any, stride, dilate, pad_l, pad_r}, cpu()};
+      return {{prop, algo, src_any, wei_any, b, dst_any, stride, dilate, pad_l, pad_r}, user_scratchpad(), cpu()};
     }
-    return {{prop, algo, src_any, wei_any, dst_any, stride, dilate, pad_l, pad_r}, cpu()};
+    return {{prop, algo, src_any, wei_any, dst_any, stride, dilate, pad_l, pad_r}, user_scratchpad(), cpu()};
+  }
+  static dnnl::primitive_attr user_scratchpad() {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return attr;
   }
 };
 
+// A buffer for d from the caller's allocator.
+memory buffer(const memory::desc& d, const dnnl_allocator& a) {
+  return memory(d, cpu(), a.allocate(a.ctx, d.get_size()));
+}
 // The user's buffer as the primitive wants it: itself, or a reordered copy.
-memory as_wanted(dnnl::stream& s, const memory::desc& user, const memory::desc& wanted, const float* p) {
+memory as_wanted(dnnl::stream& s, const memory::desc& user, const memory::desc& wanted, const float* p,
+                 const dnnl_allocator& a) {
   memory m(user, cpu(), const_cast<float*>(p));
   if (wanted == user) return m;
-  memory r(wanted, cpu());
+  memory r = buffer(wanted, a);
   dnnl::reorder(m, r).execute(s, m, r);
   return r;
+}
+// The primitive's arguments plus its scratchpad, when it asks for one.
+std::unordered_map<int, memory> with_scratchpad(std::unordered_map<int, memory> args, const memory::desc& pad,
+                                                const dnnl_allocator& a) {
+  if (pad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, buffer(pad, a));
+  return args;
 }
 // A result buffer in the primitive's layout, and how to bring it back to the user's.
 struct result {
   memory user, mine;
-  result(const memory::desc& user_desc, const memory::desc& wanted, float* p)
-      : user(user_desc, cpu(), p), mine(wanted == user_desc ? user : memory(wanted, cpu())) {}
+  result(const memory::desc& user_desc, const memory::desc& wanted, float* p, const dnnl_allocator& a)
+      : user(user_desc, cpu(), p), mine(wanted == user_desc ? user : buffer(wanted, a)) {}
   void finish(dnnl::stream& s) {
     if (mine != user) dnnl::reorder(mine, user).execute(s, mine, user);
     s.wait();
@@ -104,19 +122,19 @@ struct result {
 }  // namespace
 
 bool dnnl_conv_forward(const dnnl_conv_shape& c, const float* x, const float* w, const float* bias, float* y,
-                       int threads) {
+                       int threads, const dnnl_allocator& a) {
   try {
     const omp_threads t(threads);
     const conv_descs d(c, c.n);
     const auto pd = d.forward(bias != nullptr);
     dnnl::stream s(cpu());
-    const memory src = as_wanted(s, d.src_user, pd.src_desc(), x);
-    const memory wei = as_wanted(s, d.wei_user, pd.weights_desc(), w);
-    result dst(d.dst_user, pd.dst_desc(), y);
+    const memory src = as_wanted(s, d.src_user, pd.src_desc(), x, a);
+    const memory wei = as_wanted(s, d.wei_user, pd.weights_desc(), w, a);
+    result dst(d.dst_user, pd.dst_desc(), y, a);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst.mine}};
     if (bias)
       args.emplace(DNNL_ARG_BIAS, memory({{c.cout}, memory::data_type::f32, tag::x}, cpu(), const_cast<float*>(bias)));
-    dnnl::convolution_forward(pd).execute(s, args);
+    dnnl::convolution_forward(pd).execute(s, with_scratchpad(std::move(args), pd.scratchpad_desc(), a));
     dst.finish(s);
     return true;
   } catch (const dnnl::error&) {
@@ -124,20 +142,22 @@ bool dnnl_conv_forward(const dnnl_conv_shape& c, const float* x, const float* w,
   }
 }
 
-bool dnnl_conv_backward_data(const dnnl_conv_shape& c, const float* gy, const float* w, float* gx, int threads) {
+bool dnnl_conv_backward_data(const dnnl_conv_shape& c, const float* gy, const float* w, float* gx, int threads,
+                             const dnnl_allocator& a) {
   try {
     const omp_threads t(threads);
     const conv_descs d(c, c.n);
     const auto hint = d.forward(false);
     const dnnl::convolution_backward_data::primitive_desc pd(
         {dnnl::algorithm::convolution_direct, d.src_any, d.wei_any, d.dst_any, d.stride, d.dilate, d.pad_l, d.pad_r},
-        cpu(), hint);
+        conv_descs::user_scratchpad(), cpu(), hint);
     dnnl::stream s(cpu());
-    const memory diff_dst = as_wanted(s, d.dst_user, pd.diff_dst_desc(), gy);
-    const memory wei = as_wanted(s, d.wei_user, pd.weights_desc(), w);
-    result diff_src(d.src_user, pd.diff_src_desc(), gx);
+    const memory diff_dst = as_wanted(s, d.dst_user, pd.diff_dst_desc(), gy, a);
+    const memory wei = as_wanted(s, d.wei_user, pd.weights_desc(), w, a);
+    result diff_src(d.src_user, pd.diff_src_desc(), gx, a);
     dnnl::convolution_backward_data(pd).execute(
-        s, {{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diff_src.mine}});
+        s, with_scratchpad({{DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diff_src.mine}},
+                           pd.scratchpad_desc(), a));
     diff_src.finish(s);
     return true;
   } catch (const dnnl::error&) {
@@ -145,7 +165,8 @@ bool dnnl_conv_backward_data(const dnnl_conv_shape& c, const float* gy, const fl
   }
 }
 
-bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const float* gy, float* gw, int threads) {
+bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const float* gy, float* gw, int threads,
+                                const dnnl_allocator& a) {
   // oneDNN splits a weight gradient's sum over samples by its thread count; here the samples
   // go in a fixed number of ranges, each summed by a one-thread primitive, added in order.
   constexpr std::int64_t ranges = 4;
@@ -153,7 +174,7 @@ bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const 
   const std::int64_t wsize = c.cout * (c.cin / c.groups) * c.k[0] * c.k[1] * c.k[2];
   const std::int64_t in_sample = c.cin * c.in[0] * c.in[1] * c.in[2];
   const std::int64_t out_sample = c.cout * c.out[0] * c.out[1] * c.out[2];
-  std::vector<float> partial(static_cast<std::size_t>(parts * wsize));
+  float* partial = static_cast<float*>(a.allocate(a.ctx, static_cast<std::size_t>(parts * wsize) * sizeof(float)));
   std::atomic<bool> ok = true;
   run_in_parts(c.n, parts, threads, [&](std::int64_t first, std::int64_t last) {
     try {
@@ -162,21 +183,22 @@ bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const 
       const auto hint = d.forward(false);
       const dnnl::convolution_backward_weights::primitive_desc pd(
           {dnnl::algorithm::convolution_direct, d.src_any, d.wei_any, d.dst_any, d.stride, d.dilate, d.pad_l, d.pad_r},
-          cpu(), hint);
+          conv_descs::user_scratchpad(), cpu(), hint);
       dnnl::stream s(cpu());
       const std::int64_t part = (first * parts + c.n - 1) / c.n;  // run_in_parts' range index
-      const memory src = as_wanted(s, d.src_user, pd.src_desc(), x + first * in_sample);
-      const memory diff_dst = as_wanted(s, d.dst_user, pd.diff_dst_desc(), gy + first * out_sample);
-      result diff_wei(d.wei_user, pd.diff_weights_desc(), partial.data() + part * wsize);
+      const memory src = as_wanted(s, d.src_user, pd.src_desc(), x + first * in_sample, a);
+      const memory diff_dst = as_wanted(s, d.dst_user, pd.diff_dst_desc(), gy + first * out_sample, a);
+      result diff_wei(d.wei_user, pd.diff_weights_desc(), partial + part * wsize, a);
       dnnl::convolution_backward_weights(pd).execute(
-          s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_wei.mine}});
+          s, with_scratchpad({{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diff_dst}, {DNNL_ARG_DIFF_WEIGHTS, diff_wei.mine}},
+                             pd.scratchpad_desc(), a));
       diff_wei.finish(s);
     } catch (const dnnl::error&) {
       ok = false;  // every range fails alike (the same shapes); read after the join
     }
   });
   if (!ok) return false;
-  std::copy_n(partial.data(), wsize, gw);
+  std::copy_n(partial, wsize, gw);
   for (std::int64_t p = 1; p < parts; ++p)
     for (std::int64_t i = 0; i < wsize; ++i) gw[i] += partial[static_cast<std::size_t>(p * wsize + i)];
   return true;

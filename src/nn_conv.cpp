@@ -18,6 +18,7 @@ module;
 #include <type_traits>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,6 +31,7 @@ module;
 module strata.nn;
 import strata.graph;
 import strata.loop;
+import strata.storage;
 
 namespace strata::detail {
 namespace {
@@ -65,6 +67,23 @@ dnnl_conv_shape dnnl_shape(const conv_geom& g) {
   c.dilation = g.d;
   return c;
 }
+
+// The buffers of one oneDNN call, as strata storages (huge pages, reused blocks), alive until
+// the call returns.
+struct dnnl_arena {
+  std::mutex lock;
+  std::vector<storage> blocks;
+  static void* allocate(void* ctx, std::size_t bytes) {
+    auto& arena = *static_cast<dnnl_arena*>(ctx);
+    storage s = storage::allocate<float>(static_cast<std::int64_t>((bytes + sizeof(float) - 1) / sizeof(float)),
+                                         init::uninitialized);
+    void* p = s.data();
+    const std::lock_guard<std::mutex> hold(arena.lock);
+    arena.blocks.push_back(std::move(s));
+    return p;
+  }
+  dnnl_allocator allocator() { return {&dnnl_arena::allocate, this}; }
+};
 
 // C = op(A) op(B) (accumulate: C += ...), row-major: OpenBLAS for float and double; a plain
 // loop for float128 (the type the finite-difference tests check gradients in).
@@ -352,7 +371,7 @@ constexpr std::int64_t sample_parts = 16;
 template <class T>
 void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* y) {
   if constexpr (std::is_same_v<T, float>)
-    if (dnnl_conv_forward(dnnl_shape(g), x, w, bias, y, thread_count())) return;
+    if (dnnl_arena arena; dnnl_conv_forward(dnnl_shape(g), x, w, bias, y, thread_count(), arena.allocator())) return;
   if (depthwise(g)) return depthwise_forward(x, w, bias, g, y);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const bool direct = g.direct();
@@ -395,7 +414,7 @@ void conv_forward(const T* x, const T* w, const T* bias, const conv_geom& g, T* 
 template <class T>
 void conv_backward_input(const T* gy, const T* w, const conv_geom& g, T* gx) {
   if constexpr (std::is_same_v<T, float>)
-    if (dnnl_conv_backward_data(dnnl_shape(g), gy, w, gx, thread_count())) return;
+    if (dnnl_arena arena; dnnl_conv_backward_data(dnnl_shape(g), gy, w, gx, thread_count(), arena.allocator())) return;
   if (depthwise(g)) return depthwise_backward_input(gy, w, g, gx);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const bool direct = g.direct();
@@ -436,7 +455,8 @@ constexpr std::int64_t weight_grad_blocks = 8;
 template <class T>
 void conv_backward_weight(const T* x, const T* gy, const conv_geom& g, T* gw) {
   if constexpr (std::is_same_v<T, float>)
-    if (dnnl_conv_backward_weights(dnnl_shape(g), x, gy, gw, thread_count())) return;
+    if (dnnl_arena arena; dnnl_conv_backward_weights(dnnl_shape(g), x, gy, gw, thread_count(), arena.allocator()))
+      return;
   if (depthwise(g)) return depthwise_backward_weight(x, gy, g, gw);
   const std::int64_t cin_g = g.cin / g.groups, cout_g = g.cout / g.groups, CK = g.ck(), P = g.out_vol();
   const std::int64_t wsize = g.cout * CK;
