@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
@@ -31,7 +32,10 @@ const dnnl::engine& cpu() {
 // The calling thread's OpenMP thread count set to n for a scope.
 class omp_threads {
  public:
-  explicit omp_threads(int n) : before_(omp_get_max_threads()) { omp_set_num_threads(std::max(1, n)); }
+  explicit omp_threads(int n) : before_(omp_get_max_threads()) {
+    // Inside an OpenMP region (a user's) oneDNN runs on the calling thread only.
+    omp_set_num_threads(omp_in_parallel() ? 1 : std::max(1, n));
+  }
   ~omp_threads() { omp_set_num_threads(before_); }
   omp_threads(const omp_threads&) = delete;
   omp_threads& operator=(const omp_threads&) = delete;
@@ -123,6 +127,7 @@ struct result {
 
 bool dnnl_conv_forward(const dnnl_conv_shape& c, const float* x, const float* w, const float* bias, float* y,
                        int threads, const dnnl_allocator& a) {
+  if (c.n == 0) return false;  // an empty batch: the caller's loops
   try {
     const omp_threads t(threads);
     const conv_descs d(c, c.n);
@@ -144,6 +149,7 @@ bool dnnl_conv_forward(const dnnl_conv_shape& c, const float* x, const float* w,
 
 bool dnnl_conv_backward_data(const dnnl_conv_shape& c, const float* gy, const float* w, float* gx, int threads,
                              const dnnl_allocator& a) {
+  if (c.n == 0) return false;  // an empty batch: the caller's loops
   try {
     const omp_threads t(threads);
     const conv_descs d(c, c.n);
@@ -167,6 +173,7 @@ bool dnnl_conv_backward_data(const dnnl_conv_shape& c, const float* gy, const fl
 
 bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const float* gy, float* gw, int threads,
                                 const dnnl_allocator& a) {
+  if (c.n == 0) return false;  // an empty batch: the caller's loops
   // oneDNN splits a weight gradient's sum over samples by its thread count; here the samples
   // go in a fixed number of ranges, each summed by a one-thread primitive, added in order.
   constexpr std::int64_t ranges = 4;
@@ -176,7 +183,10 @@ bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const 
   const std::int64_t out_sample = c.cout * c.out[0] * c.out[1] * c.out[2];
   float* partial = static_cast<float*>(a.allocate(a.ctx, static_cast<std::size_t>(parts * wsize) * sizeof(float)));
   std::atomic<bool> ok = true;
+  // No exception may leave an OpenMP region: each range keeps its own, rethrown after the join.
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(parts));
   run_in_parts(c.n, parts, threads, [&](std::int64_t first, std::int64_t last) {
+    const std::int64_t part = (first * parts + c.n - 1) / c.n;  // run_in_parts' range index
     try {
       const omp_threads t(1);
       const conv_descs d(c, last - first);
@@ -185,7 +195,6 @@ bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const 
           {dnnl::algorithm::convolution_direct, d.src_any, d.wei_any, d.dst_any, d.stride, d.dilate, d.pad_l, d.pad_r},
           conv_descs::user_scratchpad(), cpu(), hint);
       dnnl::stream s(cpu());
-      const std::int64_t part = (first * parts + c.n - 1) / c.n;  // run_in_parts' range index
       const memory src = as_wanted(s, d.src_user, pd.src_desc(), x + first * in_sample, a);
       const memory diff_dst = as_wanted(s, d.dst_user, pd.diff_dst_desc(), gy + first * out_sample, a);
       result diff_wei(d.wei_user, pd.diff_weights_desc(), partial + part * wsize, a);
@@ -195,8 +204,12 @@ bool dnnl_conv_backward_weights(const dnnl_conv_shape& c, const float* x, const 
       diff_wei.finish(s);
     } catch (const dnnl::error&) {
       ok = false;  // every range fails alike (the same shapes); read after the join
+    } catch (...) {
+      failed[static_cast<std::size_t>(part)] = std::current_exception();
     }
   });
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
   if (!ok) return false;
   std::copy_n(partial, wsize, gw);
   for (std::int64_t p = 1; p < parts; ++p)

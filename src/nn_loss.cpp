@@ -395,7 +395,7 @@ void renorm_rows(const Tensor<T>& w, std::vector<std::int64_t> rows, double max_
     for (std::int64_t j = 0; j < D; ++j) {
       const double a = std::abs(static_cast<double>(row[j * s1]));
       if (norm_type == 0) norm += a != 0;
-      else if (std::isinf(norm_type)) norm = std::max(norm, a);
+      else if (std::isinf(norm_type)) norm = j == 0 ? a : norm_type > 0 ? std::max(norm, a) : std::min(norm, a);
       else norm += std::pow(a, norm_type);
     }
     if (norm_type != 0 && !std::isinf(norm_type)) norm = std::pow(norm, 1 / norm_type);

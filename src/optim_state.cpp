@@ -109,6 +109,12 @@ std::optional<entry_name> parse(std::string_view name) {
   return entry_name{name.substr(0, a), index, name.substr(b + 1)};
 }
 
+// PyTorch's implementation switches, which change no arithmetic here (a state dict exported
+// from torch carries them).
+bool torch_only(std::string_view option) {
+  return option == "foreach" || option == "capturable" || option == "differentiable" || option == "fused";
+}
+
 [[noreturn]] void bad_state(const std::string& path, const std::string& why) {
   throw error("optimizer load: " + why + " in '" + path + "'");
 }
@@ -166,7 +172,7 @@ void optimizer_groups<T, O, S>::load(const std::string& path) {
         const Tensor<std::int64_t> t = r.read<std::int64_t>(e);
         if (t.dim() != 1) bad_state(path, "'" + name + "' is not a list of ids");
         params[g] = t.to_vector();
-      } else {
+      } else if (!torch_only(n->field)) {
         options[g].values.emplace_back(std::string(n->field), r.read<double>(e).to_vector());
       }
     } else if (n->kind == "state") {
@@ -223,7 +229,7 @@ void optimizer_groups<T, O, S>::load(const std::string& path) {
     }
     const auto k = static_cast<std::size_t>(std::find(names.begin(), names.end(), field) - names.begin());
     if (k == names.size()) bad_state(path, "unexpected entry '" + r.name(e) + "'");
-    Tensor<T> t = r.read<T>(e);
+    Tensor<T> t = r.read<T>(e).contiguous();  // a Fortran-order array comes as a strided view
     if (t.sizes() != param.sizes())
       throw shape_error("optimizer load: '" + r.name(e) + "' has sizes " + to_string(t.sizes()) +
                         ", its parameter " + to_string(param.sizes()));

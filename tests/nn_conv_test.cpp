@@ -485,3 +485,52 @@ TEST_CASE("nn: max pooling over random geometries equals a direct max, values an
   random_max_pools<double>();
   random_max_pools<float>();
 }
+
+TEST_CASE("nn: float convolutions have the same bits for 1 and 2 threads on shapes a GEMM would split", "[nn]") {
+  // One sample with a long reduction (64 channels x 3 x 3) and few outputs, where a library
+  // splitting the sum over threads would show; and a transposed convolution.
+  const int threads = st::get_num_threads();
+  auto run = [](int n) {
+    st::set_num_threads(n);
+    st::manual_seed(21);
+    auto x = st::randn<float>({1, 64, 7, 7}).requires_grad_();
+    auto w = st::randn<float>({4, 64, 3, 3}).requires_grad_();
+    auto wt = st::randn<float>({4, 6, 3, 3}).requires_grad_();
+    auto y = F::conv2d(x, w, F::Conv2dFuncOptions().padding(1));
+    auto z = F::conv_transpose2d(y, wt, F::ConvTranspose2dFuncOptions().stride(2).padding(1).output_padding(1));
+    st::sum(z * z).backward();
+    return std::vector<std::vector<double>>{as_doubles(z.detach()), as_doubles(x.grad()), as_doubles(w.grad()),
+                                            as_doubles(wt.grad())};
+  };
+  const auto one = run(1), two = run(2);
+  st::set_num_threads(threads);
+  for (std::size_t i = 0; i < one.size(); ++i) CHECK(one[i] == two[i]);
+}
+
+TEST_CASE("nn: float transposed convolutions equal the double ones on exact values", "[nn]") {
+  // Multiples of 1/8: every sum is exact, so float (oneDNN) and double (im2col) agree bit for
+  // bit; output_padding makes oneDNN's right padding negative.
+  std::mt19937 rng(5);
+  struct geometry {
+    std::int64_t n, c, h, w, o, k, stride, pad, out_pad, dil, groups;
+  };
+  for (const geometry& t : {geometry{2, 4, 5, 4, 6, 3, 2, 1, 1, 1, 2}, geometry{1, 3, 4, 6, 2, 2, 3, 0, 2, 1, 1},
+                            geometry{2, 2, 3, 3, 4, 3, 2, 2, 1, 2, 2}}) {
+    const std::vector<std::int64_t> xs{t.n, t.c, t.h, t.w}, ws{t.c, t.o / t.groups, t.k, t.k};
+    const auto xv = random_values(rng, product(xs)), wv = random_values(rng, product(ws));
+    const auto o = F::ConvTranspose2dFuncOptions().stride(t.stride).padding(t.pad).output_padding(t.out_pad).dilation(t.dil).groups(t.groups);
+    auto xf = tensor_of<float>(xv, xs).requires_grad_();
+    auto wf = tensor_of<float>(wv, ws).requires_grad_();
+    auto xd = tensor_of<double>(xv, xs).requires_grad_();
+    auto wd = tensor_of<double>(wv, ws).requires_grad_();
+    auto yf = F::conv_transpose2d(xf, wf, o);
+    auto yd = F::conv_transpose2d(xd, wd, o);
+    CHECK(as_doubles(yf.detach()) == as_doubles(yd.detach()));
+    const auto gy = random_values(rng, yd.numel());
+    const std::vector<std::int64_t> ys(yd.sizes().begin(), yd.sizes().end());
+    yf.backward(tensor_of<float>(gy, ys));
+    yd.backward(tensor_of<double>(gy, ys));
+    CHECK(as_doubles(xf.grad()) == as_doubles(xd.grad()));
+    CHECK(as_doubles(wf.grad()) == as_doubles(wd.grad()));
+  }
+}

@@ -447,11 +447,26 @@ TEST_CASE("optimizers: loading a state that does not fit throws and changes noth
   CHECK(sgd.get_lr(0) == 0.5);
   // A missing file, and a corrupted one.
   CHECK_THROWS_AS(st::optim::load(sgd, "no_such_optim_state.npz"), st::io_error);
-  st::NpzWriter bad(path);
-  bad.add("param_groups.0.params", st::from_vector<std::int64_t>({0, 1}));
-  bad.add("param_groups.0.lr", st::full<double>({}, -1.0));  // an invalid rate is refused as the options are
-  bad.finish();
   st::optim::Adam single(std::vector{w, v}, st::optim::AdamOptions(0.5));
+  const auto write_group = [&](double lr, bool complete) {
+    st::NpzWriter bad(path);
+    bad.add("param_groups.0.params", st::from_vector<std::int64_t>({0, 1}));
+    bad.add("param_groups.0.lr", st::full<double>({}, lr));
+    bad.add("param_groups.0.betas", st::from_vector<double>({0.9, 0.999}));
+    bad.add("param_groups.0.eps", st::full<double>({}, 1e-8));
+    bad.add("param_groups.0.weight_decay", st::full<double>({}, 0.0));
+    bad.add("param_groups.0.amsgrad", st::full<double>({}, 0.0));
+    if (complete) bad.add("param_groups.0.maximize", st::full<double>({}, 0.0));
+    bad.add("param_groups.0.foreach", st::full<double>({}, 0.0));  // PyTorch's switch: ignored
+    bad.finish();
+  };
+  write_group(-1.0, true);  // an invalid rate is refused as the options' own check refuses it
+  CHECK_THROWS_WITH(st::optim::load(single, path), "Invalid learning rate: -1.0");
+  CHECK(single.get_lr(0) == 0.5);
+  write_group(0.25, false);  // an option missing
   CHECK_THROWS_AS(st::optim::load(single, path), st::error);
   CHECK(single.get_lr(0) == 0.5);
+  write_group(0.25, true);  // a complete group of options without state loads
+  st::optim::load(single, path);
+  CHECK(single.get_lr(0) == 0.25);
 }
