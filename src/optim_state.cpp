@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // An optimizer's state in and out of a .npz archive, laid out as PyTorch's
-// optimizer.state_dict() flattened with dots: `state.<id>.step` (int64) and
+// optimizer.state_dict() flattened with dots: `state.<id>.step` (int64; not for SGD, as in
+// PyTorch) and
 // `state.<id>.<buffer>` (the parameter's type) for every parameter that has state, with ids
 // counted across the groups in order; `param_groups.<g>.params` (int64 ids) and
 // `param_groups.<g>.<option>` (float64; betas a pair, flags 0 or 1) for every group.
@@ -86,6 +87,12 @@ buffer_names buffers_of(const optim::SGDOptions&) { return {"momentum_buffer", "
 buffer_names buffers_of(const optim::AdamOptions&) { return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}; }
 buffer_names buffers_of(const optim::AdamWOptions&) { return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}; }
 buffer_names buffers_of(const optim::RMSpropOptions&) { return {"square_avg", "momentum_buffer", "grad_avg"}; }
+// Whether PyTorch keeps a step count in the state (its SGD does not).
+bool counts_steps(const optim::SGDOptions&) { return false; }
+template <class O>
+bool counts_steps(const O&) {
+  return true;
+}
 
 template <element T>
 std::optional<Tensor<T>>& buffer(param_state<T>& s, std::size_t k) {
@@ -130,10 +137,11 @@ void optimizer_groups<T, O, S>::save(const std::string& path) const {
     for (std::size_t i = 0; i < groups_[g].params.size(); ++i, ++id) {
       ids.push_back(id);
       const S& s = state_[g][i];
-      const bool any = s.step != 0 || s.a || s.b || s.c;
+      const bool steps = counts_steps(*groups_[g].options);
+      const bool any = (steps && s.step != 0) || s.a || s.b || s.c;
       if (!any) continue;  // PyTorch keeps no state for a parameter never stepped
       const std::string prefix = "state." + std::to_string(id) + ".";
-      w.add(prefix + "step", full<std::int64_t>({}, s.step));
+      if (steps) w.add(prefix + "step", full<std::int64_t>({}, s.step));
       const buffer_names names = buffers_of(*groups_[g].options);
       const std::array<const std::optional<Tensor<T>>*, 3> bufs{&s.a, &s.b, &s.c};
       for (std::size_t k = 0; k < 3; ++k)

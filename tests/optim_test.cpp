@@ -417,6 +417,22 @@ TEST_CASE("optimizers: state saved and loaded resumes the same steps bit for bit
   CHECK(f.read<double>(6).to_vector() == std::vector<double>{0.9, 0.999});
   CHECK(f.read<double>(9).item() == 1.0);
   CHECK_THROWS_AS(f.read<float>(1), st::dtype_error);
+
+  // SGD keeps only its momentum buffers, as PyTorch's does (no step).
+  trained<st::optim::SGD<double>, st::optim::SGDOptions> sgd(st::optim::SGDOptions(0.1).momentum(0.9),
+                                                            st::optim::SGDOptions(0.1));
+  sgd.steps(2);
+  st::optim::save(sgd.opt, path);
+  st::NpzFile g(path);
+  std::vector<std::string> sgd_names;
+  for (std::size_t i = 0; i < g.size(); ++i) sgd_names.push_back(g.name(i));
+  CHECK(sgd_names == std::vector<std::string>{"state.0.momentum_buffer", "param_groups.0.params", "param_groups.0.lr",
+                                              "param_groups.0.momentum", "param_groups.0.dampening",
+                                              "param_groups.0.weight_decay", "param_groups.0.nesterov",
+                                              "param_groups.0.maximize", "param_groups.1.params", "param_groups.1.lr",
+                                              "param_groups.1.momentum", "param_groups.1.dampening",
+                                              "param_groups.1.weight_decay", "param_groups.1.nesterov",
+                                              "param_groups.1.maximize"});
 }
 
 TEST_CASE("optimizers: loading a state that does not fit throws and changes nothing", "[optim]") {
