@@ -751,12 +751,12 @@ void max_pool_rows(const pool_geom& g, const T* xp, T* yp, std::int64_t* ip, con
           const std::int64_t a2 = rows_inside ? first2 : g.out[2], b2 = rows_inside ? end2 : g.out[2];
           for (std::int64_t o2 = 0; o2 < a2; ++o2) edge(o2);
           const std::int64_t row_in = (lo0 * g.in[1] + lo1) * g.in[2] - g.pl[2];  // + o2 * s2: a window's start
-          const T* plane = xp + c * IV + row_in;
+          const T* plane = xp + c * IV;  // a window starts at plane + (row_in + o2 * s2), never before it
           T* y_row = yp + c * OV + row_out;
           std::int64_t* i_row = ip + c * OV + row_out;
           // `block` windows from o2 on, their maxima in registers (the taps numbered in int32).
           const auto windows = [&](std::int64_t o2) {
-            const T* base = plane + o2 * s2;
+            const T* base = plane + (row_in + o2 * s2);
             T best[block];
             std::int32_t at[block];
             for (int j = 0; j < block; ++j) {
@@ -783,7 +783,7 @@ void max_pool_rows(const pool_geom& g, const T* xp, T* yp, std::int64_t* ip, con
             if (o2 < b2) windows(b2 - block);  // the last block overlaps the one before: same values
           } else {
             for (std::int64_t o2 = a2; o2 < b2; ++o2) {
-              const T* base = plane + o2 * s2;
+              const T* base = plane + (row_in + o2 * s2);
               T best = base[taps[0]];
               std::int64_t at = taps[0];
               for (std::size_t t = 1; t < taps.size(); ++t) {
