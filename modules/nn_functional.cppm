@@ -15,17 +15,20 @@ import strata.tensor;
 import strata.random;
 
 namespace strata::detail {
-/// An optional tensor of float, double or float128 held by an options class (class weights,
-/// pos_weight, a norm's weight): the function that reads it asks for its own element type.
+/// An optional floating tensor held by an options class (class weights, pos_weight, a norm's
+/// weight): the function that reads it asks for its own element type.
 class optional_float_tensor {
  public:
   template <element T>
   void set(const Tensor<T>& t) {
-    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, float128>,
-                  "strata.nn takes float or double tensors (PyTorch's layers: floating types)");
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, float128> ||
+                      std::is_same_v<T, half> || std::is_same_v<T, bfloat16>,
+                  "strata.nn takes floating tensors (PyTorch's layers: floating types)");
     f_.reset();
     d_.reset();
     q_.reset();
+    h_.reset();
+    b_.reset();
     slot<T>() = t;
   }
   /// The tensor as Tensor<T> (nullptr when none); a tensor of another type throws PyTorch's
@@ -33,9 +36,9 @@ class optional_float_tensor {
   template <element T>
   const Tensor<T>* get() const {
     if (const auto& mine = const_cast<optional_float_tensor*>(this)->slot<T>()) return &*mine;
-    if (!f_ && !d_ && !q_) return nullptr;
-    throw dtype_error(std::string("expected scalar type ") + name(dtype_v<T>) + " but found " +
-                      name(f_ ? dtype::float32 : d_ ? dtype::float64 : dtype::float128));
+    const char* held = f_ ? "Float" : d_ ? "Double" : q_ ? "Float128" : h_ ? "Half" : b_ ? "BFloat16" : nullptr;
+    if (!held) return nullptr;
+    throw dtype_error(std::string("expected scalar type ") + name(dtype_v<T>) + " but found " + held);
   }
 
  private:
@@ -43,16 +46,28 @@ class optional_float_tensor {
   std::optional<Tensor<T>>& slot() {
     if constexpr (std::is_same_v<T, float>) return f_;
     else if constexpr (std::is_same_v<T, double>) return d_;
+    else if constexpr (std::is_same_v<T, half>) return h_;
+    else if constexpr (std::is_same_v<T, bfloat16>) return b_;
     else return q_;
   }
-  static const char* name(dtype t) { return t == dtype::float32 ? "Float" : t == dtype::float64 ? "Double" : "Float128"; }
+  static const char* name(dtype t) {
+    switch (t) {
+      case dtype::float32: return "Float";
+      case dtype::float64: return "Double";
+      case dtype::float16: return "Half";
+      case dtype::bfloat16: return "BFloat16";
+      default: return "Float128";
+    }
+  }
   std::optional<Tensor<float>> f_;
   std::optional<Tensor<double>> d_;
   std::optional<Tensor<float128>> q_;
+  std::optional<Tensor<half>> h_;
+  std::optional<Tensor<bfloat16>> b_;
 };
 }  // namespace strata::detail
 
-// A tensor option (class weights, pos_weight): a setter for float or double tensors.
+// A tensor option (class weights, pos_weight): a setter for floating tensors.
 #define STRATA_TENSOR_OPTION(name)              \
  public:                                        \
   template <element T>                          \
@@ -384,17 +399,22 @@ using AdaptiveMaxPool3dFuncOptions = AdaptivePoolFuncOptions<3>;
 #undef STRATA_TENSOR_OPTION
 
 namespace strata::detail {
+/// The layers take float and double, and half and bfloat16 computed in float (src/nn_lowp.cpp).
 template <class X>
 constexpr void require_float_layer() {
-  static_assert(std::is_same_v<value_t<X>, float> || std::is_same_v<value_t<X>, double>,
-                "strata.nn takes float or double tensors (convert with .to<float>() first)");
+  using T = value_t<X>;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half> ||
+                    std::is_same_v<T, bfloat16>,
+                "strata.nn takes float, double, half or bfloat16 tensors (convert with .to<float>() first)");
 }
 /// The convolutions, pooling and normalisations take float128 too (compiled for it in src/).
 template <class X>
 constexpr void require_float_or_quad_layer() {
-  static_assert(std::is_same_v<value_t<X>, float> || std::is_same_v<value_t<X>, double> ||
-                    std::is_same_v<value_t<X>, float128>,
-                "strata.nn's convolutions, pooling and normalisations take float, double or float128 tensors");
+  using T = value_t<X>;
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, float128> ||
+                    std::is_same_v<T, half> || std::is_same_v<T, bfloat16>,
+                "strata.nn's convolutions, pooling and normalisations take float, double, half, bfloat16 or "
+                "float128 tensors");
 }
 template <class X, class Y>
 constexpr void require_same_layer_dtype() {
@@ -805,3 +825,54 @@ extern template Tensor<float128> convolution<float128>(const Tensor<float128>&, 
 extern template std::tuple<Tensor<float128>, Tensor<std::int64_t>> pooling<float128>(const Tensor<float128>&,
                                                                                      const pool_params&);
 }  // namespace strata::detail
+// half and bfloat16 (src/nn_lowp.cpp): each function computes in float, its floating inputs and
+// tensor options converted up and its result down, every conversion recorded for autograd, as
+// PyTorch's CPU kernels accumulate these types in float. dropout and embedding, which only copy
+// and scale, run in the type itself.
+#define STRATA_NN_LOWP(T)                                                                                          \
+  namespace strata::detail {                                                                                       \
+  template <>                                                                                                      \
+  Tensor<T> linear<T>(const Tensor<T>&, const Tensor<T>&, const std::optional<Tensor<T>>&);                        \
+  template <>                                                                                                      \
+  Tensor<T> bilinear<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>&, const std::optional<Tensor<T>>&);     \
+  template <>                                                                                                      \
+  Tensor<T> mse_loss<T>(const Tensor<T>&, const Tensor<T>&, const F::MSELossFuncOptions&);                          \
+  template <>                                                                                                      \
+  Tensor<T> l1_loss<T>(const Tensor<T>&, const Tensor<T>&, const F::L1LossFuncOptions&);                            \
+  template <>                                                                                                      \
+  Tensor<T> smooth_l1_loss<T>(const Tensor<T>&, const Tensor<T>&, const F::SmoothL1LossFuncOptions&);               \
+  template <>                                                                                                      \
+  Tensor<T> huber_loss<T>(const Tensor<T>&, const Tensor<T>&, const F::HuberLossFuncOptions&);                      \
+  template <>                                                                                                      \
+  Tensor<T> binary_cross_entropy<T>(const Tensor<T>&, const Tensor<T>&, const F::BinaryCrossEntropyFuncOptions&);   \
+  template <>                                                                                                      \
+  Tensor<T> binary_cross_entropy_with_logits<T>(const Tensor<T>&, const Tensor<T>&,                               \
+                                                const F::BinaryCrossEntropyWithLogitsFuncOptions&);                \
+  template <>                                                                                                      \
+  Tensor<T> kl_div<T>(const Tensor<T>&, const Tensor<T>&, const F::KLDivFuncOptions&);                              \
+  template <>                                                                                                      \
+  Tensor<T> nll_loss<T>(const Tensor<T>&, const Tensor<std::int64_t>&, const F::NLLLossFuncOptions&);               \
+  template <>                                                                                                      \
+  Tensor<T> cross_entropy<T>(const Tensor<T>&, const Tensor<std::int64_t>&, const F::CrossEntropyFuncOptions&);     \
+  template <>                                                                                                      \
+  Tensor<T> cross_entropy_probs<T>(const Tensor<T>&, const Tensor<T>&, const F::CrossEntropyFuncOptions&);          \
+  template <>                                                                                                      \
+  Tensor<T> batch_norm<T>(const Tensor<T>&, const std::optional<Tensor<T>>&, const std::optional<Tensor<T>>&,       \
+                          const F::BatchNormFuncOptions&);                                                         \
+  template <>                                                                                                      \
+  Tensor<T> layer_norm<T>(const Tensor<T>&, const F::LayerNormFuncOptions&);                                       \
+  template <>                                                                                                      \
+  Tensor<T> group_norm<T>(const Tensor<T>&, const F::GroupNormFuncOptions&);                                       \
+  template <>                                                                                                      \
+  Tensor<T> instance_norm<T>(const Tensor<T>&, const F::InstanceNormFuncOptions&);                                 \
+  template <>                                                                                                      \
+  Tensor<T> convolution<T>(const Tensor<T>&, const Tensor<T>&, const Tensor<T>*, const conv_params&);              \
+  template <>                                                                                                      \
+  std::tuple<Tensor<T>, Tensor<std::int64_t>> pooling<T>(const Tensor<T>&, const pool_params&);                    \
+  extern template Tensor<T> dropout<T>(const Tensor<T>&, const F::DropoutFuncOptions&, generator&);               \
+  extern template Tensor<T> embedding<T>(const Tensor<std::int64_t>&, const Tensor<T>&,                           \
+                                         const F::EmbeddingFuncOptions&);                                          \
+  }
+STRATA_NN_LOWP(strata::half)
+STRATA_NN_LOWP(strata::bfloat16)
+#undef STRATA_NN_LOWP

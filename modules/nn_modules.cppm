@@ -79,14 +79,16 @@ class Module {
     collect(out, "", true, true);
     return out;
   }
-  /// Copies each entry of state into the tensor of the same name (not recorded); as PyTorch's
-  /// strict load, a missing or unexpected name or other sizes throw and change nothing.
-  void load_state_dict(const named_tensors<T>& state) {
+  /// Copies each entry of state into the tensor of the same name, converted to T (not recorded;
+  /// PyTorch's model.to(dtype) is a Net<U> loading a Net<T>'s state_dict); as PyTorch's strict
+  /// load, a missing or unexpected name or other sizes throw and change nothing.
+  template <element S>
+  void load_state_dict(const named_tensors<S>& state) {
     const named_tensors<T> mine = state_dict();
     std::vector<std::string> missing, unexpected;
-    std::vector<std::pair<Tensor<T>, const Tensor<T>*>> copies;
+    std::vector<std::pair<Tensor<T>, const Tensor<S>*>> copies;
     for (const auto& [name, t] : mine) {
-      const Tensor<T>* from = nullptr;
+      const Tensor<S>* from = nullptr;
       for (const auto& [n, s] : state)
         if (n == name) from = &s;
       if (!from) {

@@ -420,6 +420,14 @@ extern template class optimizer_groups<float, optim::AdamWOptions, param_state<f
 extern template class optimizer_groups<double, optim::AdamWOptions, param_state<double>>;
 extern template class optimizer_groups<float, optim::RMSpropOptions, param_state<float>>;
 extern template class optimizer_groups<double, optim::RMSpropOptions, param_state<double>>;
+extern template class optimizer_groups<half, optim::SGDOptions, param_state<half>>;
+extern template class optimizer_groups<bfloat16, optim::SGDOptions, param_state<bfloat16>>;
+extern template class optimizer_groups<half, optim::AdamOptions, param_state<half>>;
+extern template class optimizer_groups<bfloat16, optim::AdamOptions, param_state<bfloat16>>;
+extern template class optimizer_groups<half, optim::AdamWOptions, param_state<half>>;
+extern template class optimizer_groups<bfloat16, optim::AdamWOptions, param_state<bfloat16>>;
+extern template class optimizer_groups<half, optim::RMSpropOptions, param_state<half>>;
+extern template class optimizer_groups<bfloat16, optim::RMSpropOptions, param_state<bfloat16>>;
 }  // namespace strata::detail
 
 namespace strata::optim {
@@ -431,6 +439,14 @@ extern template class AdamW<float>;
 extern template class AdamW<double>;
 extern template class RMSprop<float>;
 extern template class RMSprop<double>;
+extern template class SGD<half>;
+extern template class SGD<bfloat16>;
+extern template class Adam<half>;
+extern template class Adam<bfloat16>;
+extern template class AdamW<half>;
+extern template class AdamW<bfloat16>;
+extern template class RMSprop<half>;
+extern template class RMSprop<bfloat16>;
 }  // namespace strata::optim
 
 #undef STRATA_OPTION

@@ -18,6 +18,7 @@ module strata.nn;
 import strata.graph;
 import strata.expr;
 import strata.linalg;
+import strata.loop;
 
 namespace strata::detail {
 namespace {
@@ -373,9 +374,11 @@ Tensor<T> dropout(const Tensor<T>& x, const nn::functional::DropoutFuncOptions& 
   if (!(p >= 0 && p <= 1)) throw error("dropout probability has to be between 0 and 1, but got " + python_repr(p));
   if (!o.training() || p == 0 || x.numel() == 0) return x;
   if (p == 1) return Tensor<T>(x * T(0));
-  // ATen's order: a 0/1 mask, divided by 1 - p, multiplies the input.
-  const Tensor<T> noise = strata::bernoulli(x.detach(), 1 - p, gen);
-  const Tensor<T> scale = Tensor<T>(noise / static_cast<T>(1 - p));
+  // ATen's order: a 0/1 mask, divided by 1 - p, multiplies the input. The mask is drawn in the
+  // compute type (half's and bfloat16's masks are float's for the same generator state).
+  using C = compute_t<T>;
+  const Tensor<C> noise = strata::bernoulli(empty<C>(x.sizes()), 1 - p, gen);
+  const Tensor<T> scale = Tensor<C>(noise / static_cast<C>(1 - p)).template to<T>();
   return Tensor<T>(x * scale);
 }
 
@@ -400,8 +403,8 @@ void renorm_rows(const Tensor<T>& w, std::vector<std::int64_t> rows, double max_
     }
     if (norm_type != 0 && !std::isinf(norm_type)) norm = std::pow(norm, 1 / norm_type);
     if (!(norm > max_norm)) continue;
-    const T scale = static_cast<T>(max_norm / (norm + 1e-7));
-    for (std::int64_t j = 0; j < D; ++j) row[j * s1] *= scale;
+    const T scale = static_cast<T>(static_cast<compute_t<T>>(max_norm / (norm + 1e-7)));
+    for (std::int64_t j = 0; j < D; ++j) row[j * s1] = static_cast<T>(row[j * s1] * scale);
     changed = true;
   }
   if (changed) wd.storage().bump_version();
@@ -443,10 +446,10 @@ Tensor<T> embedding(const Tensor<std::int64_t>& index, const Tensor<T>& w, const
       T* row = gw.data_ptr() + ip[k] * D;
       const T* from = gc.data_ptr() + k * D;
       if (by_freq) {  // ATen: row += (1 / count) * grad
-        const T scale = T(1) / static_cast<T>(counts[static_cast<std::size_t>(ip[k])]);
-        for (std::int64_t j = 0; j < D; ++j) row[j] += scale * from[j];
+        const T scale = static_cast<T>(compute_t<T>(1) / static_cast<compute_t<T>>(counts[static_cast<std::size_t>(ip[k])]));
+        for (std::int64_t j = 0; j < D; ++j) row[j] = static_cast<T>(row[j] + scale * from[j]);
       } else {
-        for (std::int64_t j = 0; j < D; ++j) row[j] += from[j];
+        for (std::int64_t j = 0; j < D; ++j) row[j] = static_cast<T>(row[j] + from[j]);
       }
     }
     return gw;
@@ -476,4 +479,12 @@ Tensor<T> embedding(const Tensor<std::int64_t>& index, const Tensor<T>& w, const
 STRATA_NN_DEFINE(float)
 STRATA_NN_DEFINE(double)
 #undef STRATA_NN_DEFINE
+// half and bfloat16: dropout and embedding in the type itself (the other functions compute in
+// float: src/nn_lowp.cpp).
+#define STRATA_NN_LOWP_DEFINE(T)                                                                                \
+  template Tensor<T> dropout<T>(const Tensor<T>&, const F::DropoutFuncOptions&, generator&);                  \
+  template Tensor<T> embedding<T>(const Tensor<std::int64_t>&, const Tensor<T>&, const F::EmbeddingFuncOptions&);
+STRATA_NN_LOWP_DEFINE(half)
+STRATA_NN_LOWP_DEFINE(bfloat16)
+#undef STRATA_NN_LOWP_DEFINE
 }  // namespace strata::detail

@@ -87,23 +87,26 @@ struct sgd_k {
   T wd, mom, keep, step;
   bool decay, nesterov, maximize, first;
 };
-template <bool Momentum, class T>
-void sgd_block(const sgd_k<T> k, T* __restrict p, const T* __restrict g, T* __restrict buf, std::int64_t i0,
+// Each element is computed in C = compute_t<T> (half and bfloat16 in float, the constants too)
+// and stored in T.
+template <bool Momentum, class T, class C = compute_t<T>>
+void sgd_block(const sgd_k<C> k, T* __restrict p, const T* __restrict g, T* __restrict buf, std::int64_t i0,
                std::int64_t i1) {
   for (std::int64_t i = i0; i < i1; ++i) {
-    T d = k.maximize ? -g[i] : g[i];
-    d = k.decay ? d + k.wd * p[i] : d;
+    const C x = p[i];
+    C d = k.maximize ? -C(g[i]) : C(g[i]);
+    d = k.decay ? d + k.wd * x : d;
     if constexpr (Momentum) {
-      const T b = k.first ? d : buf[i] * k.mom + k.keep * d;
-      buf[i] = b;
+      const C b = k.first ? d : C(buf[i]) * k.mom + k.keep * d;
+      buf[i] = static_cast<T>(b);
       d = k.nesterov ? d + k.mom * b : b;
     }
-    p[i] = p[i] + k.step * d;
+    p[i] = static_cast<T>(x + k.step * d);
   }
 }
-template <class T>
+template <class T, class C = compute_t<T>>
 void sgd_update(T* p, const T* g, T* buf, std::int64_t n, const optim::SGDOptions& o, bool first) {
-  const sgd_k<T> k{T(o.weight_decay()), T(o.momentum()), T(1 - o.dampening()), T(-o.lr()),
+  const sgd_k<C> k{C(o.weight_decay()), C(o.momentum()), C(1 - o.dampening()), C(-o.lr()),
                    o.weight_decay() != 0, o.nesterov(), o.maximize(), first};
   for_blocks(n, [&](std::int64_t i0, std::int64_t i1) {
     if (buf) sgd_block<true>(k, p, g, buf, i0, i1);
@@ -121,33 +124,33 @@ struct adam_k {
   T b1, b2, c1, c2, eps, wd, shrink, bc2_sqrt, step;
   bool coupled, decoupled, maximize;
 };
-template <bool Amsgrad, class T>
-void adam_block(const adam_k<T> k, T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
+template <bool Amsgrad, class T, class C = compute_t<T>>
+void adam_block(const adam_k<C> k, T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
                 T* __restrict vmax, std::int64_t i0, std::int64_t i1) {
   for (std::int64_t i = i0; i < i1; ++i) {
-    T d = k.maximize ? -g[i] : g[i];
-    const T x = k.decoupled ? p[i] * k.shrink : p[i];
+    C d = k.maximize ? -C(g[i]) : C(g[i]);
+    const C x = k.decoupled ? C(p[i]) * k.shrink : C(p[i]);
     d = k.coupled ? d + k.wd * x : d;
-    const T mi = m[i] * k.b1 + k.c1 * d;
-    const T vi = v[i] * k.b2 + k.c2 * d * d;
-    m[i] = mi;
-    v[i] = vi;
-    T second = vi;
+    const C mi = C(m[i]) * k.b1 + k.c1 * d;
+    const C vi = C(v[i]) * k.b2 + k.c2 * d * d;
+    m[i] = static_cast<T>(mi);
+    v[i] = static_cast<T>(vi);
+    C second = vi;
     if constexpr (Amsgrad) {  // torch.maximum: a NaN wins
-      const T before = vmax[i];
+      const C before = vmax[i];
       second = vi > before || vi != vi ? vi : before;
-      vmax[i] = second;
+      vmax[i] = static_cast<T>(second);
     }
-    const T denom = root_of(second) / k.bc2_sqrt + k.eps;
-    p[i] = x + k.step * mi / denom;
+    const C denom = root_of(second) / k.bc2_sqrt + k.eps;
+    p[i] = static_cast<T>(x + k.step * mi / denom);
   }
 }
-template <class T>
+template <class T, class C = compute_t<T>>
 void adam_update(T* p, const T* g, T* m, T* v, T* vmax, std::int64_t n, const adam_step& a) {
   const double bc1 = 1 - std::pow(a.beta1, static_cast<double>(a.step));
   const double bc2 = 1 - std::pow(a.beta2, static_cast<double>(a.step));
-  const adam_k<T> k{T(a.beta1), T(a.beta2), T(1 - a.beta1), T(1 - a.beta2), T(a.eps), T(a.weight_decay),
-                    T(1 - a.lr * a.weight_decay), T(std::sqrt(bc2)), T(-(a.lr / bc1)),
+  const adam_k<C> k{C(a.beta1), C(a.beta2), C(1 - a.beta1), C(1 - a.beta2), C(a.eps), C(a.weight_decay),
+                    C(1 - a.lr * a.weight_decay), C(std::sqrt(bc2)), C(-(a.lr / bc1)),
                     !a.decoupled && a.weight_decay != 0, a.decoupled, a.maximize};
   for_blocks(n, [&](std::int64_t i0, std::int64_t i1) {
     if (a.amsgrad) adam_block<true>(k, p, g, m, v, vmax, i0, i1);
@@ -160,35 +163,36 @@ struct rmsprop_k {
   T alpha, rest, eps, wd, mom, step;
   bool decay, maximize;
 };
-template <bool Centered, bool Momentum, class T>
-void rmsprop_block(const rmsprop_k<T> k, T* __restrict p, const T* __restrict g, T* __restrict sq,
+template <bool Centered, bool Momentum, class T, class C = compute_t<T>>
+void rmsprop_block(const rmsprop_k<C> k, T* __restrict p, const T* __restrict g, T* __restrict sq,
                    T* __restrict buf, T* __restrict avg, std::int64_t i0, std::int64_t i1) {
   for (std::int64_t i = i0; i < i1; ++i) {
-    T d = k.maximize ? -g[i] : g[i];
-    d = k.decay ? d + k.wd * p[i] : d;
-    const T s = sq[i] * k.alpha + k.rest * d * d;
-    sq[i] = s;
-    T root;
+    const C x = p[i];
+    C d = k.maximize ? -C(g[i]) : C(g[i]);
+    d = k.decay ? d + k.wd * x : d;
+    const C s = C(sq[i]) * k.alpha + k.rest * d * d;
+    sq[i] = static_cast<T>(s);
+    C root;
     if constexpr (Centered) {
-      const T a = avg[i] * k.alpha + k.rest * d;
-      avg[i] = a;
-      root = root_of(s + T(-1) * a * a);
+      const C a = C(avg[i]) * k.alpha + k.rest * d;
+      avg[i] = static_cast<T>(a);
+      root = root_of(s + C(-1) * a * a);
     } else {
       root = root_of(s);
     }
     root = root + k.eps;
     if constexpr (Momentum) {
-      const T b = buf[i] * k.mom + d / root;
-      buf[i] = b;
-      p[i] = p[i] + k.step * b;
+      const C b = C(buf[i]) * k.mom + d / root;
+      buf[i] = static_cast<T>(b);
+      p[i] = static_cast<T>(x + k.step * b);
     } else {
-      p[i] = p[i] + k.step * d / root;
+      p[i] = static_cast<T>(x + k.step * d / root);
     }
   }
 }
-template <class T>
+template <class T, class C = compute_t<T>>
 void rmsprop_update(T* p, const T* g, T* sq, T* buf, T* avg, std::int64_t n, const optim::RMSpropOptions& o) {
-  const rmsprop_k<T> k{T(o.alpha()), T(1 - o.alpha()), T(o.eps()), T(o.weight_decay()), T(o.momentum()), T(-o.lr()),
+  const rmsprop_k<C> k{C(o.alpha()), C(1 - o.alpha()), C(o.eps()), C(o.weight_decay()), C(o.momentum()), C(-o.lr()),
                        o.weight_decay() != 0, o.maximize()};
   for_blocks(n, [&](std::int64_t i0, std::int64_t i1) {
     if (avg && buf) rmsprop_block<true, true>(k, p, g, sq, buf, avg, i0, i1);
@@ -316,6 +320,14 @@ template class AdamW<float>;
 template class AdamW<double>;
 template class RMSprop<float>;
 template class RMSprop<double>;
+template class SGD<half>;
+template class SGD<bfloat16>;
+template class Adam<half>;
+template class Adam<bfloat16>;
+template class AdamW<half>;
+template class AdamW<bfloat16>;
+template class RMSprop<half>;
+template class RMSprop<bfloat16>;
 
 // ---- schedulers (PyTorch 1.13's chainable get_lr, stepped once at construction) ----
 LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(&optimizer) {

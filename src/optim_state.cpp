@@ -255,4 +255,12 @@ template class optimizer_groups<float, optim::AdamWOptions, param_state<float>>;
 template class optimizer_groups<double, optim::AdamWOptions, param_state<double>>;
 template class optimizer_groups<float, optim::RMSpropOptions, param_state<float>>;
 template class optimizer_groups<double, optim::RMSpropOptions, param_state<double>>;
+#define STRATA_OPTIM_LOWP(T)                                                 \
+  template class optimizer_groups<T, optim::SGDOptions, param_state<T>>;     \
+  template class optimizer_groups<T, optim::AdamOptions, param_state<T>>;    \
+  template class optimizer_groups<T, optim::AdamWOptions, param_state<T>>;   \
+  template class optimizer_groups<T, optim::RMSpropOptions, param_state<T>>;
+STRATA_OPTIM_LOWP(half)
+STRATA_OPTIM_LOWP(bfloat16)
+#undef STRATA_OPTIM_LOWP
 }  // namespace strata::detail

@@ -28,10 +28,11 @@ and an input that torch rejects is
     error|<id>|<function>|<dtype>|<options>|<message>
     in|...                                 its arguments, as above
 where <message> is the first line of str(exception), '|' replaced by '/'.
-<function> is the torch.nn.functional name; <dtype> float32 or float64, the dtype of the
-floating inputs; an `in` line's dtype is float32, float64 or int64; <shape> as [2, 3], [] for
-0-d. Values are row-major, space-separated (golden_common.fmt): float32 with 9 significant
-digits, float64 with 17 (%.17g, so trailing zeros dropped), int64 as integers; nan, inf, -inf
+<function> is the torch.nn.functional name; <dtype> float32, float64 or bfloat16, the dtype of
+the floating inputs; an `in` line's dtype is float32, float64, bfloat16 or int64; <shape> as
+[2, 3], [] for 0-d. Values are row-major, space-separated (golden_common.fmt): float32 and
+bfloat16 with 9 significant digits (bfloat16 printed as the float32 it widens to, so exactly),
+float64 with 17 (%.17g, so trailing zeros dropped), int64 as integers; nan, inf, -inf
 spelt so, and -0 where torch gives a negative zero. <options> is key=value, comma-separated,
 only the keyword options the case passes, keys named as torch's keywords (empty when none):
 booleans 0/1, tuples a;b (stride=2;1), strings plain (reduction=sum, padding=same), floats in
@@ -48,6 +49,13 @@ log_softmax(randn) rounded to 1/64; kl_div input log_softmax(randn) and target s
 softmax(randn), unrounded; max-pooling inputs are distinct multiples of 1/16 (no ties); class
 targets randint or written out. The cotangents are randn draws rounded to nonzero multiples of
 1/8.
+
+The bfloat16 cases (ids ending in _bf16, drawn after all the others so that those keep their
+draws) run torch's own bfloat16 CPU kernels, whose results and gradients are bfloat16 (rounded,
+and in places accumulated, in bfloat16: compare with a tolerance). Their inputs are the float
+ones converted to bfloat16 (so rounded to 8 significant bits, exact as written), the cotangents
+too (multiples of 1/8, exact). They cover what torch 1.13 implements for bfloat16 on CPU: not
+mse_loss, binary_cross_entropy or the transposed convolutions, which torch rejects.
 
 Run from anywhere with /usr/bin/python3 (Debian's python3-torch, 1.13):
     /usr/bin/python3 tools/make_nn_golden.py
@@ -68,8 +76,8 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "g
 SEED = 20251
 Q = 1 / 64  # random inputs are rounded to multiples of Q (1/16 in the convolutions)
 COT_Q = 1 / 8  # and the cotangents to nonzero multiples of COT_Q
-F32, F64, I64 = torch.float32, torch.float64, torch.int64
-DTYPE_NAMES = {F32: "float32", F64: "float64", I64: "int64"}
+F32, F64, I64, BF16 = torch.float32, torch.float64, torch.int64, torch.bfloat16
+DTYPE_NAMES = {F32: "float32", F64: "float64", I64: "int64", BF16: "bfloat16"}
 RECORD_WARNINGS = "--warnings" in sys.argv  # print torch's warnings per case to stderr
 
 
@@ -222,7 +230,7 @@ class Writer:
 
 
 def dn(dt):
-    return "f32" if dt == F32 else "f64"
+    return {F32: "f32", BF16: "bf16"}.get(dt, "f64")
 
 
 # --- cases ------------------------------------------------------------------------------------
@@ -656,6 +664,108 @@ def error_cases(w):
             [("input", torch.tensor([[1, 10], [0, 3]]), False), ("weight", randn(10, 3), False)])
 
 
+def bf16_cases(w):
+    """bfloat16 (drawn last: the earlier cases keep their draws). The options mirror the float
+    cases of each function."""
+    w.case("linear_bf16", "linear", BF16,
+           [("input", randn(4, 3, dt=BF16), True), ("weight", randn(5, 3, dt=BF16), True),
+            ("bias", randn(5, dt=BF16), True)])
+    w.case("bilinear_bf16", "bilinear", BF16,
+           [("input1", randn(4, 3, dt=BF16), True), ("input2", randn(4, 2, dt=BF16), True),
+            ("weight", randn(5, 3, 2, dt=BF16), True), ("bias", randn(5, dt=BF16), True)])
+
+    # losses (no mse_loss or binary_cross_entropy: torch 1.13 has no bfloat16 CPU kernel for them)
+    for red in ("mean", "none"):
+        w.case(f"l1_loss_{red}_bf16", "l1_loss", BF16,
+               [("input", randn(3, 4, dt=BF16), True), ("target", randn(3, 4, dt=BF16), True)],
+               [("reduction", red)])
+    x, t = randn(3, 4, dt=BF16, scale=1.2), randn(3, 4, dt=BF16, scale=1.2)
+    d = (x.double() - t.double()).abs()
+    assert (d < 0.5).any() and (d >= 0.5).any()
+    w.case("smooth_l1_loss_beta0p5_mean_bf16", "smooth_l1_loss", BF16, [("input", x, True), ("target", t, True)],
+           [("reduction", "mean"), ("beta", 0.5)])
+    x, t = randn(3, 4, dt=BF16, scale=1.8), randn(3, 4, dt=BF16, scale=1.8)
+    d = (x.double() - t.double()).abs()
+    assert (d < 1.0).any() and (d >= 1.0).any()
+    w.case("huber_loss_delta1_none_bf16", "huber_loss", BF16, [("input", x, True), ("target", t, True)],
+           [("reduction", "none"), ("delta", 1.0)])
+    w.case("kl_div_batchmean_bf16", "kl_div", BF16,
+           [("input", log_softmax(3, 4, dim=1, dt=BF16), True), ("target", softmax(3, 4, dim=1, dt=BF16), True)],
+           [("reduction", "batchmean")])
+    w.case("kl_div_sum_log_target1_bf16", "kl_div", BF16,
+           [("input", log_softmax(3, 4, dim=1, dt=BF16), True), ("target", log_softmax(3, 4, dim=1, dt=BF16), True)],
+           [("reduction", "sum"), ("log_target", True)])
+    fn = "binary_cross_entropy_with_logits"
+    w.case(f"{fn}_weight_pos_weight_mean_bf16", fn, BF16,
+           [("input", logits(3, 4, dt=BF16), True), ("target", bce_target(3, 4, dt=BF16), True),
+            ("weight", rand_pos(4, dt=BF16), False), ("pos_weight", rand_pos(3, 4, lo=0.5, hi=3.0, dt=BF16), False)],
+           [("reduction", "mean")])
+    w.case("nll_loss_weight_mean_bf16", "nll_loss", BF16,
+           [("input", q(log_softmax(5, 4, dim=1)).to(BF16), True), ("target", randint(4, 5), False),
+            ("weight", rand_pos(4, dt=BF16), False)],
+           [("reduction", "mean")])
+    fn = "cross_entropy"
+    w.case(f"{fn}_smooth_weight_mean_bf16", fn, BF16,
+           [("input", randn(5, 4, dt=BF16, scale=1.5), True), ("target", randint(4, 5), False),
+            ("weight", rand_pos(4, dt=BF16), False)],
+           [("reduction", "mean"), ("label_smoothing", 0.1)])
+    w.case(f"{fn}_prob_mean_bf16", fn, BF16,
+           [("input", randn(5, 4, dt=BF16, scale=1.5), True), ("target", softmax(5, 4, dim=1, dt=BF16), False)],
+           [("reduction", "mean")])
+
+    idx = torch.tensor([[1, 4, 2, 4], [9, 2, 0, 1]], dtype=I64)
+    w.case("embedding_padding_idx2_bf16", "embedding", BF16,
+           [("input", idx, False), ("weight", randn(10, 3, dt=BF16), True)], [("padding_idx", 2)])
+
+    # convolutions (multiples of 1/16, as in conv_cases; conv_transpose2d is missing: torch 1.13
+    # rejects it for bfloat16 on CPU)
+    def conv(cid, fn, x, wt, opts=()):
+        w.case(cid, fn, BF16, [("input", x, True), ("weight", wt, True),
+                               ("bias", randn(wt.shape[0], dt=BF16), True)], list(opts))
+
+    with quantum(1 / 16):
+        conv("conv1d_stride2_padding1_bf16", "conv1d", randn(1, 2, 9, dt=BF16), randn(3, 2, 3, dt=BF16),
+             opts=[("stride", 2), ("padding", 1)])
+        conv("conv2d_stride2_padding1_bf16", "conv2d", randn(2, 2, 5, 4, dt=BF16), randn(3, 2, 3, 3, dt=BF16),
+             opts=[("stride", 2), ("padding", 1)])
+        conv("conv2d_padding1_groups2_bf16", "conv2d", randn(1, 2, 5, 4, dt=BF16), randn(4, 1, 3, 3, dt=BF16),
+             opts=[("padding", 1), ("groups", 2)])
+
+    # pooling
+    def pool(cid, fn, x, opts):
+        w.case(cid, fn, BF16, [("input", x, True)], list(opts))
+
+    pool("max_pool2d_k2_indices_bf16", "max_pool2d", distinct(*PLANE, dt=BF16),
+         [("kernel_size", 2), ("return_indices", True)])
+    pool("max_pool2d_k3_s2_p1_indices_bf16", "max_pool2d", distinct(*PLANE, dt=BF16),
+         [("kernel_size", 3), ("stride", 2), ("padding", 1), ("return_indices", True)])
+    pool("avg_pool2d_k2_bf16", "avg_pool2d", randn(*PLANE, dt=BF16), [("kernel_size", 2)])
+    pool("avg_pool2d_k3_s2_p1_cip0_bf16", "avg_pool2d", randn(*PLANE, dt=BF16),
+         [("kernel_size", 3), ("stride", 2), ("padding", 1), ("count_include_pad", False)])
+    pool("adaptive_avg_pool2d_3x3_bf16", "adaptive_avg_pool2d", randn(*PLANE, dt=BF16), [("output_size", (3, 3))])
+    pool("adaptive_max_pool2d_3x3_bf16", "adaptive_max_pool2d", distinct(*PLANE, dt=BF16),
+         [("output_size", (3, 3)), ("return_indices", True)])
+
+    # normalisation
+    for cid, s, training in (("batch_norm_train_4d_bf16", (4, 3, 2, 2), True),
+                             ("batch_norm_eval_4d_bf16", (2, 3, 2, 2), False)):
+        c = s[1]
+        w.case(cid, "batch_norm", BF16,
+               [("input", (randn(*s, scale=2.0) + 0.5).to(BF16), True),
+                ("running_mean", randn(c, dt=BF16, scale=0.3), False), ("running_var", rand_pos(c, dt=BF16), False),
+                ("weight", rand_pos(c, dt=BF16), True), ("bias", randn(c, dt=BF16), True)],
+               [("training", training)])
+    w.case("layer_norm_4_bf16", "layer_norm", BF16,
+           [("input", randn(2, 3, 4, dt=BF16, scale=2.0), True), ("weight", rand_pos(4, dt=BF16), True),
+            ("bias", randn(4, dt=BF16), True)], [("normalized_shape", (4,))])
+    w.case("group_norm_g3_bf16", "group_norm", BF16,
+           [("input", randn(2, 6, 3, 2, dt=BF16, scale=2.0), True), ("weight", rand_pos(6, dt=BF16), True),
+            ("bias", randn(6, dt=BF16), True)], [("num_groups", 3)])
+    w.case("instance_norm_bf16", "instance_norm", BF16,
+           [("input", randn(2, 3, 3, 3, dt=BF16, scale=2.0), True), ("weight", rand_pos(3, dt=BF16), True),
+            ("bias", randn(3, dt=BF16), True)])
+
+
 def main():
     torch.manual_seed(SEED)
     torch.set_num_threads(1)  # reductions split by thread: one thread makes the sums reproducible
@@ -674,6 +784,7 @@ def main():
         embedding_cases(w)
         error_cases(w)
         embedding_option_cases(w)
+        bf16_cases(w)
 
 
 if __name__ == "__main__":
