@@ -243,6 +243,8 @@ class SGD final : public detail::optimizer_groups<T, SGDOptions, detail::param_s
 };
 SGD(std::vector<Tensor<float>>, const SGDOptions&)->SGD<float>;
 SGD(std::vector<Tensor<double>>, const SGDOptions&)->SGD<double>;
+SGD(std::vector<Tensor<half>>, const SGDOptions&)->SGD<half>;
+SGD(std::vector<Tensor<bfloat16>>, const SGDOptions&)->SGD<bfloat16>;
 
 /// torch.optim.Adam.
 template <element T = float>
@@ -258,8 +260,12 @@ class Adam final : public detail::optimizer_groups<T, AdamOptions, detail::param
 };
 Adam(std::vector<Tensor<float>>)->Adam<float>;
 Adam(std::vector<Tensor<double>>)->Adam<double>;
+Adam(std::vector<Tensor<half>>)->Adam<half>;
+Adam(std::vector<Tensor<bfloat16>>)->Adam<bfloat16>;
 Adam(std::vector<Tensor<float>>, const AdamOptions&)->Adam<float>;
 Adam(std::vector<Tensor<double>>, const AdamOptions&)->Adam<double>;
+Adam(std::vector<Tensor<half>>, const AdamOptions&)->Adam<half>;
+Adam(std::vector<Tensor<bfloat16>>, const AdamOptions&)->Adam<bfloat16>;
 
 /// torch.optim.AdamW: Adam with decoupled weight decay.
 template <element T = float>
@@ -275,8 +281,12 @@ class AdamW final : public detail::optimizer_groups<T, AdamWOptions, detail::par
 };
 AdamW(std::vector<Tensor<float>>)->AdamW<float>;
 AdamW(std::vector<Tensor<double>>)->AdamW<double>;
+AdamW(std::vector<Tensor<half>>)->AdamW<half>;
+AdamW(std::vector<Tensor<bfloat16>>)->AdamW<bfloat16>;
 AdamW(std::vector<Tensor<float>>, const AdamWOptions&)->AdamW<float>;
 AdamW(std::vector<Tensor<double>>, const AdamWOptions&)->AdamW<double>;
+AdamW(std::vector<Tensor<half>>, const AdamWOptions&)->AdamW<half>;
+AdamW(std::vector<Tensor<bfloat16>>, const AdamWOptions&)->AdamW<bfloat16>;
 
 /// torch.optim.RMSprop.
 template <element T = float>
@@ -292,8 +302,12 @@ class RMSprop final : public detail::optimizer_groups<T, RMSpropOptions, detail:
 };
 RMSprop(std::vector<Tensor<float>>)->RMSprop<float>;
 RMSprop(std::vector<Tensor<double>>)->RMSprop<double>;
+RMSprop(std::vector<Tensor<half>>)->RMSprop<half>;
+RMSprop(std::vector<Tensor<bfloat16>>)->RMSprop<bfloat16>;
 RMSprop(std::vector<Tensor<float>>, const RMSpropOptions&)->RMSprop<float>;
 RMSprop(std::vector<Tensor<double>>, const RMSpropOptions&)->RMSprop<double>;
+RMSprop(std::vector<Tensor<half>>, const RMSpropOptions&)->RMSprop<half>;
+RMSprop(std::vector<Tensor<bfloat16>>, const RMSpropOptions&)->RMSprop<bfloat16>;
 
 // ---- learning-rate schedulers ----
 /// The base of the epoch-driven schedulers (torch.optim.lr_scheduler): each step() moves the

@@ -304,3 +304,31 @@ TEST_CASE("nn: a module loads a state_dict of another dtype (PyTorch's model.to(
                     Catch::Contains("size mismatch for weight: copying a param with shape [3, 5], the shape in "
                                     "current model is [4, 5]"));
 }
+
+// A PyTorch program ported line by line, as first written:
+//   model = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 3)).to(torch.bfloat16)
+//   opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+//   x = torch.randn(256, 4).to(torch.bfloat16); y = (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
+//   for step in range(150):
+//       loss = F.cross_entropy(model(x), y)
+//       opt.zero_grad(); loss.backward(); opt.step()
+//   acc = (model(x).argmax(1) == y).float().mean()
+TEST_CASE("nn on bfloat16: a ported training loop learns", "[nn]") {
+  namespace nn = strata::nn;
+  st::manual_seed(0);
+  auto model = nn::Sequential(nn::Linear<st::bfloat16>(4, 32), nn::ReLU<st::bfloat16>(), nn::Linear<st::bfloat16>(32, 3));
+  auto opt = st::optim::AdamW(model.parameters(), st::optim::AdamWOptions(1e-2));
+  auto x = st::randn<float>({256, 4}).to<st::bfloat16>();
+  auto y = (x.select(1, 0) > 0).to<std::int64_t>() + (x.select(1, 1) > 0).to<std::int64_t>();
+  float first = 0, last = 0;
+  for (int step = 0; step < 150; ++step) {
+    auto loss = F::cross_entropy(model(x), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    (step == 0 ? first : last) = static_cast<float>(loss.item());
+  }
+  auto acc = (model(x).argmax(1) == y).to<float>().mean().item();
+  CHECK(last < first / 2);
+  CHECK(acc > 0.9f);
+}
