@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// strata.nn's functions (partition :functional): PyTorch's torch.nn.functional, for float and double tensors,
-// with autograd. Options are set in a chain as in libtorch's C++ frontend
+// strata.nn's functions (partition :functional): PyTorch's torch.nn.functional, for float and double
+// tensors, and half and bfloat16 ones computed in float, with autograd. Options are set in a chain as in libtorch's C++ frontend
 // (F::cross_entropy(x, y, F::CrossEntropyFuncOptions().label_smoothing(0.1))); names, defaults,
 // shape rules and error messages are PyTorch 1.13's. The functions are compiled once
 // (src/nn_loss.cpp): a user's file instantiates only the thin wrappers below.

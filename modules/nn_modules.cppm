@@ -79,11 +79,15 @@ class Module {
     collect(out, "", true, true);
     return out;
   }
-  /// Copies each entry of state into the tensor of the same name, converted to T (not recorded;
-  /// PyTorch's model.to(dtype) is a Net<U> loading a Net<T>'s state_dict); as PyTorch's strict
-  /// load, a missing or unexpected name or other sizes throw and change nothing.
+  /// Copies each entry of state into the tensor of the same name (not recorded); as PyTorch's
+  /// strict load, a missing or unexpected name or other sizes throw and change nothing.
+  void load_state_dict(const named_tensors<T>& state) { load_state_dict<T>(state); }
+  /// load_state_dict of a state of another floating type, converted as it is copied (PyTorch's
+  /// model.to(dtype) is a Net<U> loading a Net<T>'s state_dict).
   template <element S>
   void load_state_dict(const named_tensors<S>& state) {
+    static_assert(is_floating_point(dtype_v<S>),
+                  "load_state_dict: a state_dict of floating tensors (float, double, half, bfloat16, float128)");
     const named_tensors<T> mine = state_dict();
     std::vector<std::string> missing, unexpected;
     std::vector<std::pair<Tensor<T>, const Tensor<S>*>> copies;

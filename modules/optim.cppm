@@ -3,7 +3,8 @@
 // as in libtorch (SGDOptions(0.1).momentum(0.9)); parameters come in groups with options of
 // their own. Each step is one fused pass over each parameter (src/optim.cpp): all of the
 // update's arithmetic in one loop over the parameter, its gradient and its state, as PyTorch's
-// fused kernels, computed in the parameter's type in the order PyTorch's own step computes it.
+// fused kernels, computed in the parameter's type (float for half and bfloat16) in the order
+// PyTorch's own step computes it.
 module;
 #include "options.hpp"
 export module strata.optim;

@@ -374,11 +374,17 @@ Tensor<T> dropout(const Tensor<T>& x, const nn::functional::DropoutFuncOptions& 
   if (!(p >= 0 && p <= 1)) throw error("dropout probability has to be between 0 and 1, but got " + python_repr(p));
   if (!o.training() || p == 0 || x.numel() == 0) return x;
   if (p == 1) return Tensor<T>(x * T(0));
-  // ATen's order: a 0/1 mask, divided by 1 - p, multiplies the input. The mask is drawn in the
-  // compute type (half's and bfloat16's masks are float's for the same generator state).
+  // ATen's order: a 0/1 mask, divided by 1 - p, multiplies the input. Half's and bfloat16's
+  // masks are drawn in float (float's mask for the same generator state), the scale rounded once.
   using C = compute_t<T>;
-  const Tensor<C> noise = strata::bernoulli(empty<C>(x.sizes()), 1 - p, gen);
-  const Tensor<T> scale = Tensor<C>(noise / static_cast<C>(1 - p)).template to<T>();
+  const Tensor<T> scale = [&] {
+    if constexpr (std::is_same_v<C, T>) {
+      return Tensor<T>(strata::bernoulli(x.detach(), 1 - p, gen) / static_cast<T>(1 - p));
+    } else {
+      const Tensor<C> noise = strata::bernoulli(empty<C>(x.sizes()), 1 - p, gen);
+      return Tensor<C>(noise / static_cast<C>(1 - p)).template to<T>();
+    }
+  }();
   return Tensor<T>(x * scale);
 }
 
@@ -402,8 +408,9 @@ void renorm_rows(const Tensor<T>& w, std::vector<std::int64_t> rows, double max_
       else norm += std::pow(a, norm_type);
     }
     if (norm_type != 0 && !std::isinf(norm_type)) norm = std::pow(norm, 1 / norm_type);
+    norm = static_cast<double>(static_cast<T>(static_cast<compute_t<T>>(norm)));  // ATen: row.norm(p) is a T, read as a double
     if (!(norm > max_norm)) continue;
-    const T scale = static_cast<T>(static_cast<compute_t<T>>(max_norm / (norm + 1e-7)));
+    const T scale = static_cast<T>(static_cast<compute_t<T>>(max_norm / (norm + 1e-7)));  // row *= scale, in T
     for (std::int64_t j = 0; j < D; ++j) row[j * s1] = static_cast<T>(row[j * s1] * scale);
     changed = true;
   }

@@ -2,7 +2,8 @@
 // The optimizers' steps and the schedulers. Each parameter's update is one pass over its
 // elements (split across threads in blocks; the same bits for any thread count), reading the
 // parameter, its gradient and its state and writing the parameter and the state, in the
-// parameter's type and in the order of operations of PyTorch 1.13's single-tensor steps
+// parameter's type (half and bfloat16: in float, stored back in the type) and in the order of
+// operations of PyTorch 1.13's single-tensor steps
 // (torch/optim/sgd.py, adam.py, adamw.py, rmsprop.py): `x.mul_(a).add_(y, alpha=b)` is
 // x * a + b * y, `addcmul_(y, z, value=c)` is x + c * y * z and `addcdiv_(y, z, value=c)` is
 // x + c * y / z (ATen's order). A parameter or gradient that is not contiguous is updated

@@ -766,6 +766,20 @@ def bf16_cases(w):
             ("bias", randn(3, dt=BF16), True)])
 
 
+def bf16_embedding_cases(w):
+    """bfloat16 embedding options (drawn after the other bfloat16 cases). The rows are copies and
+    the renormalisation reads the norm as a bfloat16 number, so these match to the bit."""
+    idx = torch.tensor([[1, 4, 2, 4], [9, 2, 0, 1]], dtype=I64)
+    w.case("embedding_max_norm_bf16", "embedding", BF16,
+           [("input", idx, False), ("weight", randn(10, 5, scale=3.0, dt=BF16), True)], [("max_norm", 2.0)])
+    w.case("embedding_freq_bf16", "embedding", BF16,
+           [("input", idx, False), ("weight", randn(10, 3, dt=BF16), True)], [("scale_grad_by_freq", True)])
+    # rows looked up several times: the gradient adds them in bfloat16, one add at a time
+    many = torch.tensor([3, 3, 3, 3, 3, 1, 3, 3, 1, 3], dtype=I64)
+    w.case("embedding_repeated_bf16", "embedding", BF16,
+           [("input", many, False), ("weight", randn(5, 4, dt=BF16), True)])
+
+
 def main():
     torch.manual_seed(SEED)
     torch.set_num_threads(1)  # reductions split by thread: one thread makes the sums reproducible
@@ -785,6 +799,7 @@ def main():
         error_cases(w)
         embedding_option_cases(w)
         bf16_cases(w)
+        bf16_embedding_cases(w)
 
 
 if __name__ == "__main__":
