@@ -51,7 +51,7 @@ void byteswap_words(char* p, std::size_t count, std::size_t width) noexcept;
 std::ifstream open_in(const std::string& path);
 std::ofstream open_out(const std::string& path);
 
-/// The entries of a .npz file of stored .npy entries (src/npz.cpp), checked when opened.
+/// The entries of a .npz file of stored or deflated .npy entries (src/npz.cpp), checked when opened.
 class npz_reader {
  public:
   explicit npz_reader(const std::string& path);
@@ -69,10 +69,11 @@ class npz_reader {
   struct impl;
   std::shared_ptr<impl> impl_;
 };
-/// Builds a .npz file: add() gives a stream for each entry's .npy bytes, finish() writes the file.
+/// Builds a .npz file: add() gives a stream for each entry's .npy bytes, finish() writes the file
+/// (each entry deflated when compressed).
 class npz_writer {
  public:
-  explicit npz_writer(const std::string& path);
+  explicit npz_writer(const std::string& path, bool compressed = false);
   ~npz_writer();
   npz_writer(const npz_writer&) = delete;
   npz_writer& operator=(const npz_writer&) = delete;
@@ -203,12 +204,19 @@ void save_npz(const std::string& path, const std::vector<std::pair<std::string, 
   for (const auto& [name, t] : arrays) detail::write_npy(w.add(name), t, path);
   w.finish();
 }
+/// save_npz with each entry deflated (np.savez_compressed's format).
+template <element T>
+void save_npz_compressed(const std::string& path, const std::vector<std::pair<std::string, Tensor<T>>>& arrays) {
+  detail::npz_writer w(path, true);
+  for (const auto& [name, t] : arrays) detail::write_npy(w.add(name), t, path);
+  w.finish();
+}
 /// A .npz archive written entry by entry, with arrays of any dtypes (np.savez of mixed arrays);
 /// nothing reaches the file before finish().
 class NpzWriter {
  public:
-  /// An empty archive to be written to path.
-  explicit NpzWriter(const std::string& path) : writer_(path), path_(path) {}
+  /// An empty archive to be written to path; compressed: each entry deflated (np.savez_compressed).
+  explicit NpzWriter(const std::string& path, bool compressed = false) : writer_(path, compressed), path_(path) {}
   /// Adds t (any strides) as entry name (".npy" is added).
   template <element T>
   void add(const std::string& name, const Tensor<T>& t) {
@@ -225,7 +233,7 @@ class NpzWriter {
 /// names, and each entry's dtype and array read on demand.
 class NpzFile {
  public:
-  /// Opens and checks path (io_error for a malformed, truncated or compressed archive).
+  /// Opens and checks path (io_error for a malformed or truncated archive).
   explicit NpzFile(const std::string& path) : reader_(path), path_(path) {}
   /// The number of entries.
   std::size_t size() const noexcept { return reader_.size(); }
@@ -247,9 +255,9 @@ class NpzFile {
   std::string path_;
 };
 
-/// Reads every array of a .npz file written by np.savez (stored entries), in the archive's
-/// order, as tensors of element type T; dtype_error for an entry of another dtype, io_error
-/// for a malformed, truncated or compressed archive.
+/// Reads every array of a .npz file written by np.savez or np.savez_compressed (stored or
+/// deflated entries, ZIP64 or not), in the archive's order, as tensors of element type T;
+/// dtype_error for an entry of another dtype, io_error for a malformed or truncated archive.
 template <element T>
 std::vector<std::pair<std::string, Tensor<T>>> load_npz(const std::string& path) {
   detail::npz_reader r(path);

@@ -689,3 +689,68 @@ TEST_CASE("fuzz: randomly corrupted files", "[io][npy][fuzz]") {
   CHECK(f.loads > 300);
   CHECK(f.io_errors > 1000);
 }
+
+namespace {
+// Opens an archive and reads every entry as the dtype its header gives, as a program that does
+// not know the archive would; returns what happened and the largest allocation.
+result try_npz(const std::string& path) {
+  result r;
+  largest_allocation.store(0);
+  try {
+    strata::NpzFile in(path);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const strata::dtype d = in.dtype(i);
+      std::size_t type = num_types;
+      for (std::size_t k = 0; k < num_types; ++k)
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((I == k && strata::dtype_v<std::tuple_element_t<I, npy_types>> == d ? (void)(type = k) : void()), ...);
+        }(std::make_index_sequence<num_types>{});
+      if (type == num_types) throw strata::io_error("a dtype the fuzz test does not read");
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((I == type ? (void)in.read<std::tuple_element_t<I, npy_types>>(i) : void()), ...);
+      }(std::make_index_sequence<num_types>{});
+    }
+    r.what = outcome::loaded;
+  } catch (const std::exception& e) {
+    r.what = dynamic_cast<const strata::io_error*>(&e) ? outcome::io_error : outcome::other;
+    r.message = e.what();
+  }
+  r.largest = largest_allocation.load();
+  return r;
+}
+}  // namespace
+
+TEST_CASE("fuzz: randomly corrupted .npz archives, stored, deflated and ZIP64", "[io][npz][fuzz]") {
+  fuzzer f;
+  std::mt19937_64 rng(20261128);
+  std::size_t loads = 0, errors = 0;
+  for (const char* name : {"stored.npz", "deflated.npz", "zip64.npz"}) {
+    std::ifstream in(std::string(STRATA_GOLDEN_DIR) + "/npy/" + name, std::ios::binary);
+    const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(good.size() > 1000);
+    CHECK(try_npz(f.write(good)).what == outcome::loaded);
+    // The largest entry the archive holds, inflated: the zeros, 40 x 50 doubles and a header.
+    const std::size_t largest_entry = 16128;
+    for (int c = 0; c < 400; ++c) {
+      std::string bad = good;
+      const std::size_t kind = pick(rng, 4);
+      if (kind == 0) {
+        bad.resize(pick(rng, good.size()));  // truncated
+      } else if (kind == 1) {
+        for (std::size_t k = 0, n = 1 + pick(rng, 8); k < n; ++k) bad[pick(rng, bad.size())] ^= static_cast<char>(1 + pick(rng, 255));
+      } else {
+        // A 16- or 32-bit field near a signature set to a random or an all-ones value.
+        const std::size_t at = pick(rng, bad.size() - 4);
+        const std::uint32_t v = kind == 2 ? 0xffffffffu : static_cast<std::uint32_t>(rng());
+        for (std::size_t k = 0; k < 4; ++k) bad[at + k] = static_cast<char>((v >> (8 * k)) & 0xff);
+      }
+      const result r = try_npz(f.write(bad));
+      INFO(name << " case " << c << " (kind " << kind << "): " << r.message);
+      CHECK(r.what != outcome::other);
+      CHECK(r.largest <= std::max({2 * largest_entry, 2 * bad.size(), std::size_t{4096}}) + allowance);
+      (r.what == outcome::loaded ? loads : errors) += 1;
+    }
+  }
+  CHECK(errors > 600);  // most corruptions are caught (CRC-32, sizes, signatures)
+  CHECK(loads > 0);     // and some leave the data intact (a comment, a time field)
+}

@@ -174,3 +174,107 @@ TEST_CASE("save_npy writes what NumPy writes in logical order", "[io][npy]") {
   CHECK_THROWS_AS(save_npy(tmp.path, zeros<bfloat16>({2})), dtype_error);
   CHECK_THROWS_AS(save_npy("/nonexistent-dir/x.npy", a), io_error);
 }
+
+namespace {
+// The arrays tools/make_golden.py writes into stored.npz, deflated.npz and zip64.npz.
+void check_golden_npz(const std::string& file) {
+  INFO(file);
+  NpzFile in(npy(file));
+  REQUIRE(in.size() == 8);
+  const std::vector<std::string> names = {"f32", "i64", "zeros", "f64_fortran", "i16_big", "scalar", "empty", "u8"};
+  for (std::size_t i = 0; i < names.size(); ++i) CHECK(in.name(i) == names[i]);
+  CHECK(in.dtype(0) == dtype::float32);
+  CHECK(in.dtype(4) == dtype::int16);
+  CHECK(in.read<float>(0).to_vector() == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f});
+  CHECK(in.read<std::int64_t>(1).to_vector() == std::vector<std::int64_t>{1, -2, 3});
+  const auto z = in.read<double>(2);
+  CHECK(z.size(0) == 40);
+  CHECK(z.to_vector() == std::vector<double>(2000, 0.0));
+  const auto f = in.read<double>(3);
+  CHECK(f.stride(0) == 1);
+  CHECK(f.at({2, 3}) == 11 - 5.5);
+  CHECK(in.read<std::int16_t>(4).to_vector() == std::vector<std::int16_t>{7, -8, 300});
+  CHECK(in.read<double>(5).dim() == 0);
+  CHECK(in.read<double>(5).item() == 2.5);
+  CHECK(in.read<float>(6).numel() == 0);
+  CHECK(in.read<std::uint8_t>(7).at({199}) == 199);
+  CHECK_THROWS_AS(in.read<float>(1), dtype_error);
+}
+}  // namespace
+
+TEST_CASE("NpzFile reads np.savez and np.savez_compressed archives, ZIP64 too", "[io][npz]") {
+  check_golden_npz("stored.npz");
+  check_golden_npz("deflated.npz");
+  check_golden_npz("zip64.npz");
+  CHECK_THROWS_AS(load_npz<double>(npy("deflated.npz")), dtype_error);  // its first entry is float32
+}
+
+TEST_CASE("save_npz_compressed and NpzWriter write deflated archives strata and NumPy read", "[io][npz]") {
+  temp_file stored("stored.npz"), deflated("deflated.npz"), mixed("mixed.npz");
+  const auto a = arange<double>(12).view({3, 4}).t();  // strided
+  const auto z = zeros<double>({100, 100});
+  save_npz<double>(stored.path, {{"a", a}, {"z", z}});
+  save_npz_compressed<double>(deflated.path, {{"a", a}, {"z", z}});
+  CHECK(std::filesystem::file_size(deflated.path) * 20 < std::filesystem::file_size(stored.path));
+  const auto back = load_npz<double>(deflated.path);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].first == "a");
+  CHECK(back[0].second.to_vector() == a.to_vector());
+  CHECK(back[1].second.to_vector() == z.to_vector());
+  // Entries of several dtypes, deflated.
+  NpzWriter out(mixed.path, true);
+  out.add("f32", NpzFile(npy("deflated.npz")).read<float>(0));
+  out.add("ids", from_vector<std::int64_t>({1, -2, 3}, {1, 3}));
+  out.add("empty", zeros<float>({0, 3}));
+  out.finish();
+  NpzFile in(mixed.path);
+  REQUIRE(in.size() == 3);
+  CHECK(in.read<float>(0).to_vector() == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f});
+  CHECK(in.read<std::int64_t>(1).to_vector() == std::vector<std::int64_t>{1, -2, 3});
+  CHECK(in.read<float>(2).size(1) == 3);
+}
+
+TEST_CASE("save_npz writes a ZIP64 archive when it has 65535 entries or more", "[io][npz]") {
+  temp_file many("many.npz");
+  std::vector<std::pair<std::string, Tensor<std::int16_t>>> arrays;
+  for (int i = 0; i < 70000; ++i) arrays.emplace_back("a" + std::to_string(i), full<std::int16_t>({1}, static_cast<std::int16_t>(i % 1000)));
+  save_npz(many.path, arrays);
+  const std::string bytes = read_bytes(many.path);
+  CHECK(bytes.find(std::string("PK\x06\x06", 4)) != std::string::npos);  // the ZIP64 end record
+  NpzFile in(many.path);
+  REQUIRE(in.size() == 70000);
+  CHECK(in.name(69999) == "a69999");
+  CHECK(in.read<std::int16_t>(69999).item() == 999);
+}
+
+TEST_CASE("load_npz refuses malformed archives with io_error", "[io][npz][errors]") {
+  temp_file tmp("bad.npz");
+  const std::string good = read_bytes(npy("deflated.npz"));
+  const auto check_bad = [&](const std::string& bytes, const std::string& why) {
+    INFO(why);
+    std::ofstream(tmp.path, std::ios::binary) << bytes;
+    CHECK_THROWS_AS([&] {
+      NpzFile in(tmp.path);
+      for (std::size_t i = 0; i < in.size(); ++i) (void)in.dtype(i);
+    }(), io_error);
+  };
+  check_bad(good.substr(0, good.size() - 30), "truncated end record");
+  std::string b = good;
+  b[good.find("f32.npy") + 40] ^= 0x55;  // inside the first entry's deflate stream
+  check_bad(b, "corrupted deflate data");
+  b = good;
+  const std::size_t central = good.find(std::string("PK\x01\x02", 4));
+  b[central + 24] = '\xff';  // the first entry's uncompressed size, larger than it inflates to
+  b[central + 25] = '\xff';
+  check_bad(b, "a wrong uncompressed size");
+  b = good;
+  b[central + 10] = 12;  // bzip2
+  CHECK_THROWS_WITH([&] {
+    std::ofstream(tmp.path, std::ios::binary) << b;
+    NpzFile in(tmp.path);
+  }(), Catch::Contains("uses compression method 12"));
+  const std::string z64 = read_bytes(npy("zip64.npz"));
+  b = z64;
+  b[z64.find(std::string("PK\x06\x07", 4)) + 8] ^= 0x40;  // the locator's offset of the ZIP64 record
+  check_bad(b, "a ZIP64 locator pointing elsewhere");
+}

@@ -4,7 +4,7 @@
 
 Run from the repository root:  /usr/bin/python3 tools/make_golden.py [part ...]
 (no parts: everything; e.g. `views_size1` writes only tests/golden/views_size1.txt).
-Writes tests/golden/*.txt, tests/golden/npy/*.npy and tests/promotion_static_test.cpp.
+Writes tests/golden/*.txt, tests/golden/npy/*.npy and *.npz and tests/promotion_static_test.cpp.
 CI never runs this: the outputs are committed.
 """
 import os
@@ -558,6 +558,38 @@ def npy_files():
         f.write(raw[:-5])
 
 
+def npz_files():
+    """The same arrays of several dtypes (0-d, empty, Fortran order, big-endian too) as np.savez
+    and np.savez_compressed write them, and as a ZIP64 archive (zipfile's limits lowered so that
+    it writes the ZIP64 end record and every size and offset in ZIP64 extra fields, as it would
+    for an archive over 4 GiB or with 65535 entries)."""
+    import zipfile
+    d = os.path.join(GOLDEN, "npy")
+    arrays = {
+        "f32": np.arange(6, dtype=np.float32).reshape(2, 3) / 4,
+        "i64": np.array([[1, -2, 3]], dtype=np.int64),
+        "zeros": np.zeros((40, 50), dtype=np.float64),  # compresses well
+        "f64_fortran": np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4) - 5.5),
+        "i16_big": np.array([7, -8, 300], dtype=">i2"),
+        "scalar": np.array(2.5, dtype=np.float64),
+        "empty": np.zeros((0, 3), dtype=np.float32),
+        "u8": np.arange(200, dtype=np.uint8),
+    }
+    np.savez(os.path.join(d, "stored.npz"), **arrays)
+    np.savez_compressed(os.path.join(d, "deflated.npz"), **arrays)
+    limits = zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT
+    zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = 16, 1
+    try:
+        np.savez_compressed(os.path.join(d, "zip64.npz"), **arrays)
+    finally:
+        zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = limits
+    for name in ("stored", "deflated", "zip64"):
+        with np.load(os.path.join(d, name + ".npz")) as f:
+            assert list(f.keys()) == list(arrays), name
+            for k, v in arrays.items():
+                assert f[k].dtype == v.dtype and np.array_equal(f[k], v), (name, k)
+
+
 def expressions():
     """Results of small expressions (promotion, wrap-around, division) and in-place errors."""
     t = torch.tensor
@@ -663,7 +695,7 @@ def main(argv):
     os.makedirs(GOLDEN, exist_ok=True)
     # The parts fed by rng run in this fixed order so that their outputs never change.
     parts = [("promotion", promotion), ("broadcast", lambda: broadcast(rng)), ("views", lambda: views(rng)),
-             ("printing", lambda: printing(rng)), ("npy", npy_files), ("expressions", expressions),
+             ("printing", lambda: printing(rng)), ("npy", npy_files), ("npz", npz_files), ("expressions", expressions),
              ("reductions", reductions), ("views_size1", views_size1)]
     unknown = set(argv) - {name for name, _ in parts}
     if unknown:
