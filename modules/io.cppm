@@ -130,6 +130,49 @@ Tensor<T> read_npy(std::istream& in, const std::string& path) {
   }
   return Tensor<T>(std::move(s), h.shape, strides, 0);
 }
+
+/// One tensor of a .safetensors file: its dtype (none when strata has no such dtype, as U16),
+/// the dtype's name in the file, sizes and byte range in the data buffer.
+struct safetensors_entry {
+  std::string name, dtype_name;
+  std::optional<dtype> type;
+  std::vector<std::int64_t> sizes;
+  std::uint64_t begin = 0, end = 0;
+};
+/// A .safetensors file mapped into memory (src/safetensors.cpp), its header checked when opened.
+class safetensors_reader {
+ public:
+  explicit safetensors_reader(const std::string& path);
+  /// The tensors, in the order of their data in the file.
+  const std::vector<safetensors_entry>& entries() const noexcept;
+  /// The header's "__metadata__" pairs.
+  const std::vector<std::pair<std::string, std::string>>& metadata() const noexcept;
+  /// The index of the tensor called name (index_error when there is none).
+  std::size_t find(const std::string& name) const;
+  /// The first byte of entry i's data, inside the mapping.
+  const void* data(std::size_t i) const;
+  /// What keeps the mapping alive: views of it hold a copy.
+  std::shared_ptr<void> owner() const;
+  /// The file's path.
+  const std::string& path() const noexcept;
+
+ private:
+  struct impl;
+  std::shared_ptr<impl> impl_;
+};
+/// A tensor to write: its bytes, contiguous.
+struct safetensors_blob {
+  std::string name;
+  dtype type;
+  std::vector<std::int64_t> sizes;
+  const void* data;
+  std::size_t nbytes;
+};
+/// Writes a .safetensors file of blobs and metadata (src/safetensors.cpp).
+void write_safetensors(const std::string& path, std::vector<safetensors_blob> blobs,
+                       const std::vector<std::pair<std::string, std::string>>& metadata);
+/// Throws dtype_error when T has no safetensors dtype (float128, complex128).
+void check_safetensors_dtype(dtype t);
 }  // namespace strata::detail
 
 export namespace strata {
@@ -254,6 +297,109 @@ class NpzFile {
   detail::npz_reader reader_;
   std::string path_;
 };
+
+/// A .safetensors file (Hugging Face's format) opened for reading: mapped into memory and its
+/// header checked (io_error for a malformed file); each tensor is a view of the file's pages,
+/// copied only when its data is not aligned for its type (or is bool). The mapping is private:
+/// writing into a tensor never changes the file. Tensors keep the mapping alive.
+class SafetensorsFile {
+ public:
+  /// Maps path and checks its header.
+  explicit SafetensorsFile(const std::string& path) : reader_(path) {}
+  /// The number of tensors.
+  std::size_t size() const noexcept { return reader_.entries().size(); }
+  /// The tensors' names, in the order of their data in the file (safe_open's keys()).
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& e : reader_.entries()) out.push_back(e.name);
+    return out;
+  }
+  /// The dtype of tensor name (dtype_error when strata has no such dtype, as U16).
+  strata::dtype dtype(const std::string& name) const { return type_of(reader_.entries()[reader_.find(name)]); }
+  /// The sizes of tensor name.
+  std::vector<std::int64_t> sizes(const std::string& name) const { return reader_.entries()[reader_.find(name)].sizes; }
+  /// Tensor name as a Tensor<T> (get_tensor); dtype_error when it holds another dtype.
+  template <element T>
+  Tensor<T> get(const std::string& name) const {
+    const std::size_t i = reader_.find(name);
+    const detail::safetensors_entry& e = reader_.entries()[i];
+    if (type_of(e) != dtype_v<T>)
+      throw dtype_error("safetensors: tensor '" + name + "' of '" + reader_.path() + "' holds " + e.dtype_name +
+                        ", not " + std::string(dtype_name(dtype_v<T>)));
+    const T* p = static_cast<const T*>(reader_.data(i));
+    std::int64_t n = 1;
+    for (const std::int64_t s : e.sizes) n *= s;
+    std::vector<std::int64_t> strides(e.sizes.size(), 1);
+    for (std::size_t d = e.sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<std::int64_t>(e.sizes[d], 1);
+    if constexpr (!std::is_same_v<T, bool>) {
+      if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0)
+        return Tensor<T>(storage::borrow(const_cast<T*>(p), n, reader_.owner()), e.sizes, strides, 0);
+    }
+    Tensor<T> t = empty<T>(e.sizes);
+    if constexpr (std::is_same_v<T, bool>) {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(p);
+      for (std::int64_t k = 0; k < n; ++k) t.data_ptr()[k] = bytes[k] != 0;
+    } else {
+      std::memcpy(static_cast<void*>(t.data_ptr()), p, static_cast<std::size_t>(n) * sizeof(T));
+    }
+    return t;
+  }
+  /// The header's "__metadata__" (string pairs, in the file's order).
+  const std::vector<std::pair<std::string, std::string>>& metadata() const noexcept { return reader_.metadata(); }
+
+ private:
+  strata::dtype type_of(const detail::safetensors_entry& e) const {
+    if (!e.type)
+      throw dtype_error("safetensors: tensor '" + e.name + "' of '" + reader_.path() + "' holds " + e.dtype_name +
+                        ", which strata has no dtype for");
+    return *e.type;
+  }
+  detail::safetensors_reader reader_;
+};
+
+/// Writes tensors of any dtypes as a .safetensors file (safetensors' save_file): added one by
+/// one (any strides; written in logical order), written by finish() with string metadata.
+class SafetensorsWriter {
+ public:
+  /// An empty file to be written to path.
+  explicit SafetensorsWriter(const std::string& path) : path_(path) {}
+  /// Adds t as tensor name (dtype_error for float128 and complex128, which the format lacks).
+  template <element T>
+  void add(const std::string& name, const Tensor<T>& t) {
+    detail::check_safetensors_dtype(dtype_v<T>);
+    const Tensor<T> c = t.detach().contiguous();
+    keep_.push_back(c.storage());
+    blobs_.push_back({name, dtype_v<T>, std::vector<std::int64_t>(c.sizes().begin(), c.sizes().end()),
+                      static_cast<const void*>(c.data_ptr()),
+                      static_cast<std::size_t>(c.numel()) * sizeof(T)});
+  }
+  /// Writes the file, with metadata as its "__metadata__".
+  void finish(const std::vector<std::pair<std::string, std::string>>& metadata = {}) {
+    detail::write_safetensors(path_, blobs_, metadata);
+  }
+
+ private:
+  std::string path_;
+  std::vector<detail::safetensors_blob> blobs_;
+  std::vector<storage> keep_;
+};
+/// Writes named tensors as a .safetensors file (safetensors' save_file), with string metadata.
+template <element T>
+void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor<T>>>& tensors,
+                      const std::vector<std::pair<std::string, std::string>>& metadata = {}) {
+  SafetensorsWriter w(path);
+  for (const auto& [name, t] : tensors) w.add(name, t);
+  w.finish(metadata);
+}
+/// Every tensor of a .safetensors file as Tensor<T>, in the file's order (safetensors'
+/// load_file); views of the mapped file where aligned. dtype_error for a tensor of another dtype.
+template <element T>
+std::vector<std::pair<std::string, Tensor<T>>> load_safetensors(const std::string& path) {
+  const SafetensorsFile f(path);
+  std::vector<std::pair<std::string, Tensor<T>>> out;
+  for (const std::string& name : f.keys()) out.emplace_back(name, f.template get<T>(name));
+  return out;
+}
 
 /// Reads every array of a .npz file written by np.savez or np.savez_compressed (stored or
 /// deflated entries, ZIP64 or not), in the archive's order, as tensors of element type T;

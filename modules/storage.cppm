@@ -53,6 +53,14 @@ class storage {
     }
   }
 
+  /// A storage over n elements of T at data that strata does not own (a memory-mapped file, a
+  /// foreign framework's buffer): owner is released, and nothing freed, when the last view of
+  /// the elements goes. data must stay valid until then.
+  template <element T>
+  static storage borrow(T* data, std::int64_t n, std::shared_ptr<void> owner) {
+    return borrow_elements(data, n, sizeof(T), std::move(owner));
+  }
+
   /// The first byte of the buffer (nullptr for a default-constructed storage).
   inline void* data() const noexcept { return block_ ? block_->data : nullptr; }
   /// Size of the buffer in bytes.
@@ -76,6 +84,8 @@ class storage {
  private:
   // A buffer of n elements of itemsize bytes, all zero bits if zero (compiled once, in src/).
   static storage allocate_elements(std::int64_t n, std::size_t itemsize, bool zero);
+  // n elements of itemsize bytes at data, kept alive by owner (compiled once, in src/).
+  static storage borrow_elements(void* data, std::int64_t n, std::size_t itemsize, std::shared_ptr<void> owner);
   // Runs destroy(data, n) before the buffer is freed.
   void set_destroy(void (*destroy)(void*, std::int64_t)) noexcept;
 
@@ -85,12 +95,14 @@ class storage {
     std::int64_t count = 0;
     std::atomic<std::uint64_t> version{0};
     void (*destroy)(void*, std::int64_t) = nullptr;
+    std::shared_ptr<void> owner;  // what keeps borrowed memory alive
+    bool borrowed = false;        // the memory is not strata's: never freed here
     block() = default;
     block(const block&) = delete;
     block& operator=(const block&) = delete;
     ~block() {
       if (destroy) destroy(data, count);
-      detail::free_bytes(data, nbytes);
+      if (!borrowed) detail::free_bytes(data, nbytes);
     }
   };
   std::shared_ptr<block> block_;

@@ -776,6 +776,31 @@ Tensor<T> from_vector(std::initializer_list<T> values, int_list sizes) {
 template <element T>
 Tensor<T> from_vector(std::initializer_list<T> values) { return from_vector<T>(std::vector<T>(values)); }
 
+/// A tensor over memory strata does not own (torch::from_blob): nothing is copied, and
+/// deleter(data) runs once, when the last view of the elements goes (without a deleter the
+/// memory must outlive every view). Strides are in elements and not negative.
+template <element T>
+Tensor<T> from_blob(T* data, int_list sizes, int_list strides, std::function<void(T*)> deleter = {}) {
+  if (sizes.size() != strides.size())
+    throw shape_error("from_blob: " + std::to_string(sizes.size()) + " sizes but " + std::to_string(strides.size()) +
+                      " strides");
+  std::int64_t extent = 1;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] < 0 || strides[d] < 0) throw shape_error("from_blob: negative sizes and strides are not supported");
+    extent = sizes[d] == 0 || extent == 0 ? 0 : extent + (sizes[d] - 1) * strides[d];
+  }
+  std::shared_ptr<void> owner;
+  if (deleter) owner = std::shared_ptr<void>(static_cast<void*>(data), [d = std::move(deleter), data](void*) { d(data); });
+  return Tensor<T>(storage::borrow(data, extent, std::move(owner)), sizes, strides, 0);
+}
+/// from_blob over contiguous elements.
+template <element T>
+Tensor<T> from_blob(T* data, int_list sizes, std::function<void(T*)> deleter = {}) {
+  dim_vector strides(sizes.size(), 1);
+  for (std::size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<std::int64_t>(sizes[d], 1);
+  return from_blob<T>(data, sizes, strides, std::move(deleter));
+}
+
 /// The values start, start+step, ... below end; T defaults to int64 for integer
 /// arguments and float32 otherwise, as torch.arange.
 template <class T = void, class A, class B, class C = int>

@@ -122,6 +122,19 @@ storage storage::allocate_elements(std::int64_t n, std::size_t itemsize, bool ze
   return s;
 }
 
+storage storage::borrow_elements(void* data, std::int64_t n, std::size_t itemsize, std::shared_ptr<void> owner) {
+  if (n < 0) throw shape_error("storage: negative number of elements");
+  auto blk = std::make_shared<block>();
+  blk->nbytes = static_cast<std::size_t>(n) * itemsize;
+  blk->count = n;
+  blk->data = data;
+  blk->owner = std::move(owner);
+  blk->borrowed = true;
+  storage s;
+  s.block_ = std::move(blk);
+  return s;
+}
+
 void storage::set_destroy(void (*destroy)(void*, std::int64_t)) noexcept { block_->destroy = destroy; }
 allocation_counts thread_allocations() noexcept { return detail::allocated; }
 }  // namespace strata

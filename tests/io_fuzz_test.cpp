@@ -754,3 +754,72 @@ TEST_CASE("fuzz: randomly corrupted .npz archives, stored, deflated and ZIP64", 
   CHECK(errors > 600);  // most corruptions are caught (CRC-32, sizes, signatures)
   CHECK(loads > 0);     // and some leave the data intact (a comment, a time field)
 }
+
+namespace {
+// Opens a .safetensors file and reads every tensor strata has a dtype for, as its own dtype.
+result try_safetensors(const std::string& path) {
+  result r;
+  largest_allocation.store(0);
+  try {
+    const strata::SafetensorsFile f(path);
+    for (const std::string& name : f.keys()) {
+      strata::dtype d;
+      try {
+        d = f.dtype(name);
+      } catch (const strata::dtype_error&) {
+        continue;  // U16 and the like: listed, not loaded
+      }
+      bool read = false;
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((strata::dtype_v<std::tuple_element_t<I, npy_types>> == d ? (void)(read = true, f.get<std::tuple_element_t<I, npy_types>>(name))
+                                                                  : void()),
+         ...);
+      }(std::make_index_sequence<num_types>{});
+      if (!read && d == strata::dtype::bfloat16) (void)f.get<strata::bfloat16>(name), read = true;
+      if (!read) throw std::logic_error("a dtype the fuzz test does not read");
+    }
+    r.what = outcome::loaded;
+  } catch (const std::exception& e) {
+    r.what = dynamic_cast<const strata::io_error*>(&e) ? outcome::io_error : outcome::other;
+    r.message = e.what();
+  }
+  r.largest = largest_allocation.load();
+  return r;
+}
+}  // namespace
+
+TEST_CASE("fuzz: randomly corrupted .safetensors headers", "[io][safetensors][fuzz]") {
+  fuzzer f;
+  std::mt19937_64 rng(20261129);
+  std::ifstream in(std::string(STRATA_GOLDEN_DIR) + "/safetensors/mixed.safetensors", std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t header = 0;
+  for (int k = 7; k >= 0; --k) header = header << 8 | static_cast<unsigned char>(good[static_cast<std::size_t>(k)]);
+  REQUIRE(header + 8 < good.size());
+  CHECK(try_safetensors(f.write(good)).what == outcome::loaded);
+  std::size_t loads = 0, errors = 0;
+  for (int c = 0; c < 1500; ++c) {
+    std::string bad = good;
+    const std::size_t kind = pick(rng, 5);
+    if (kind == 0) {
+      bad.resize(pick(rng, good.size()));  // truncated
+    } else if (kind == 1) {
+      for (int k = 0; k < 8; ++k) bad[static_cast<std::size_t>(k)] = static_cast<char>(rng() & 0xff);  // the length
+    } else if (kind == 2) {
+      // A digit of the header changed: sizes and offsets that disagree, overflow or tile badly.
+      std::size_t at = 8 + pick(rng, header);
+      while (at < 8 + header && (bad[at] < '0' || bad[at] > '9')) ++at;
+      if (at < 8 + header) bad[at] = static_cast<char>('0' + pick(rng, 10));
+      if (pick(rng, 3) == 0 && at < 8 + header) bad.insert(at, std::string(1 + pick(rng, 20), '9'));
+    } else {
+      for (std::size_t k = 0, n = 1 + pick(rng, 4); k < n; ++k) bad[8 + pick(rng, header)] = static_cast<char>(rng() & 0xff);
+    }
+    const result r = try_safetensors(f.write(bad));
+    INFO("case " << c << " (kind " << kind << "): " << r.message << "\n" << printable(bad.substr(0, 8 + header)));
+    CHECK(r.what != outcome::other);
+    CHECK(r.largest <= std::max(bad.size(), allowance));
+    (r.what == outcome::loaded ? loads : errors) += 1;
+  }
+  CHECK(errors > 1000);
+  CHECK(loads > 0);  // a changed byte inside a name or the metadata leaves a valid file
+}

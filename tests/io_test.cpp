@@ -278,3 +278,128 @@ TEST_CASE("load_npz refuses malformed archives with io_error", "[io][npz][errors
   b[z64.find(std::string("PK\x06\x07", 4)) + 8] ^= 0x40;  // the locator's offset of the ZIP64 record
   check_bad(b, "a ZIP64 locator pointing elsewhere");
 }
+
+namespace {
+std::string safetensors(const std::string& name) { return golden::path("safetensors/" + name); }
+}  // namespace
+
+TEST_CASE("SafetensorsFile reads every dtype of a file written to the format by Python", "[io][safetensors]") {
+  const SafetensorsFile f(safetensors("mixed.safetensors"));
+  CHECK(f.size() == 13);
+  // In the order of their data: widest types first, then by name (an empty tensor shares f32's offset).
+  CHECK(f.keys() == std::vector<std::string>{"c64", "f64_scalar", "i64", "empty", "f32", "i32", "bf16", "f16", "i16",
+                                             "u16", "flags", "i8", "u8"});
+  REQUIRE(f.metadata().size() == 2);
+  CHECK(f.metadata()[0] == std::pair<std::string, std::string>{"format", "pt"});
+  CHECK(f.metadata()[1].second == "strata \u2014 \u00fcn\u00efcode \u2713");  // JSON's \u escapes, as UTF-8
+  CHECK(f.dtype("bf16") == dtype::bfloat16);
+  CHECK(f.sizes("i64") == std::vector<std::int64_t>{2, 2});
+  CHECK(f.get<float>("f32").to_vector() == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f});
+  CHECK(f.get<double>("f64_scalar").dim() == 0);
+  CHECK(f.get<double>("f64_scalar").item() == -2.5);
+  std::vector<double> bf16;
+  for (const bfloat16 v : f.get<bfloat16>("bf16").to_vector()) bf16.push_back(static_cast<float>(v));
+  CHECK(bf16 == std::vector<double>{1.0, -2.5, static_cast<float>(bfloat16(3.14159f)), static_cast<float>(bfloat16(1e-3f)),
+                                    static_cast<float>(bfloat16(65504.0f))});
+  CHECK(static_cast<float>(f.get<half>("f16").to_vector()[2]) == 65504.0f);
+  CHECK(f.get<std::int64_t>("i64").to_vector() == std::vector<std::int64_t>{1, -2, 3, std::int64_t{1} << 40});
+  CHECK(f.get<std::int32_t>("i32").to_vector() == std::vector<std::int32_t>{7, -8, 300000});
+  CHECK(f.get<std::int16_t>("i16").to_vector() == std::vector<std::int16_t>{-300, 301});
+  CHECK(f.get<std::int8_t>("i8").to_vector() == std::vector<std::int8_t>{-128, 127, 0});
+  CHECK(f.get<std::uint8_t>("u8").to_vector() == std::vector<std::uint8_t>{0, 50, 100, 150, 200});
+  CHECK(f.get<bool>("flags").to_vector() == std::vector<bool>{true, false, true});
+  CHECK(f.get<std::complex<float>>("c64").to_vector()[1] == std::complex<float>(-3, -4));
+  CHECK(f.get<float>("empty").numel() == 0);
+  CHECK(f.get<float>("empty").size(1) == 3);
+  // Errors: a dtype strata lacks, another dtype, no such tensor.
+  CHECK_THROWS_WITH(f.dtype("u16"), Catch::Contains("holds U16, which strata has no dtype for"));
+  CHECK_THROWS_AS(f.get<std::int16_t>("u16"), dtype_error);
+  CHECK_THROWS_WITH(f.get<double>("f32"), Catch::Contains("holds F32, not float64"));
+  CHECK_THROWS_AS(f.get<float>("nope"), index_error);
+}
+
+TEST_CASE("SafetensorsFile's tensors view the mapped file, privately", "[io][safetensors]") {
+  temp_file tmp("copy.safetensors");
+  std::ofstream(tmp.path, std::ios::binary) << read_bytes(safetensors("mixed.safetensors"));
+  Tensor<float> kept;
+  {
+    const SafetensorsFile f(tmp.path);
+    const auto a = f.get<float>("f32"), b = f.get<float>("f32");
+    CHECK(a.data_ptr() == b.data_ptr());  // the same bytes of the mapping, not two copies
+    kept = f.get<float>("f32");
+  }  // the file object goes; its tensors keep the mapping
+  CHECK(kept.to_vector() == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f});
+  kept.fill_(7.0f);  // copy-on-write: the file keeps its data
+  CHECK(SafetensorsFile(tmp.path).get<float>("f32").to_vector() == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1, 1.25f});
+  // Data that is not aligned for its type is copied, with the same values.
+  const SafetensorsFile m(safetensors("misaligned.safetensors"));
+  CHECK(m.get<float>("f32").to_vector() == std::vector<float>{1.5f, -2.0f});
+  CHECK(m.get<std::uint8_t>("byte").item() == 9);
+}
+
+TEST_CASE("save_safetensors and SafetensorsWriter write what SafetensorsFile reads back", "[io][safetensors]") {
+  temp_file tmp("out.safetensors");
+  const auto w = arange<float>(12).view({3, 4}).t();  // strided: written in logical order
+  const auto ids = from_vector<std::int64_t>({5, -6});
+  const auto h = from_vector<float>({0.5f, -1.25f}).to<bfloat16>();
+  SafetensorsWriter out(tmp.path);
+  out.add("weight", w);
+  out.add("ids", ids);
+  out.add("h", h);
+  out.add("scalar", full<double>({}, 4.5));
+  out.finish({{"quote \"and\" newline\n", "\\ back"}});
+  const SafetensorsFile f(tmp.path);
+  CHECK(f.keys() == std::vector<std::string>{"ids", "scalar", "weight", "h"});
+  CHECK(f.get<float>("weight").to_vector() == w.to_vector());
+  CHECK(f.get<std::int64_t>("ids").to_vector() == ids.to_vector());
+  CHECK(f.get<bfloat16>("h").to<float>().to_vector() == std::vector<float>{0.5f, -1.25f});
+  CHECK(f.get<double>("scalar").item() == 4.5);
+  REQUIRE(f.metadata().size() == 1);
+  CHECK(f.metadata()[0].first == "quote \"and\" newline\n");
+  CHECK(f.metadata()[0].second == "\\ back");
+  CHECK((read_bytes(tmp.path).size() - (48 + 16 + 8 + 4)) % 8 == 0);  // the header is padded to 8 bytes
+  save_safetensors<float>(tmp.path, {{"a", w}, {"b", zeros<float>({0})}});
+  const auto back = load_safetensors<float>(tmp.path);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].second.to_vector() == w.to_vector());
+  CHECK(back[1].second.numel() == 0);
+  SafetensorsWriter bad(tmp.path);
+  CHECK_THROWS_AS(bad.add("q", zeros<float128>({1})), dtype_error);
+  bad.add("x", w);
+  bad.add("x", w);
+  CHECK_THROWS_WITH(bad.finish(), Catch::Contains("the name 'x' is given twice"));
+}
+
+TEST_CASE("SafetensorsFile refuses malformed headers with io_error", "[io][safetensors][errors]") {
+  temp_file tmp("bad.safetensors");
+  const auto header_file = [](const std::string& header, const std::string& data) {
+    std::string out(8, '\0');
+    std::uint64_t n = header.size();
+    for (int k = 0; k < 8; ++k) out[static_cast<std::size_t>(k)] = static_cast<char>((n >> (8 * k)) & 0xff);
+    return out + header + data;
+  };
+  const auto check_bad = [&](const std::string& file, const std::string& why) {
+    INFO(why);
+    std::ofstream(tmp.path, std::ios::binary | std::ios::trunc) << file;
+    CHECK_THROWS_AS(SafetensorsFile(tmp.path), io_error);
+  };
+  const std::string ok = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  std::ofstream(tmp.path, std::ios::binary | std::ios::trunc) << header_file(ok, std::string(8, '\0'));
+  CHECK(SafetensorsFile(tmp.path).get<float>("a").to_vector() == std::vector<float>{0, 0});
+  check_bad(header_file(ok, std::string(7, '\0')), "data shorter than the tensors");
+  check_bad(header_file(ok, std::string(9, '\0')), "data longer than the tensors");
+  check_bad(header_file(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, '\0')), "shape and offsets disagree");
+  check_bad(header_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, '\0')), "a gap");
+  check_bad(header_file(R"({"a":{"dtype":"F33","shape":[2],"data_offsets":[0,8]}})", std::string(8, '\0')), "unknown dtype");
+  check_bad(header_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[0],"data_offsets":[8,8]}})", std::string(8, '\0')), "a name twice");
+  check_bad(header_file(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", std::string(8, '\0')), "a negative size");
+  check_bad(header_file(R"({"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,8]}})", std::string(8, '\0')), "an overflowing shape");
+  check_bad(header_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}})", std::string(8, '\0')), "an unknown key");
+  check_bad(header_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} x)", std::string(8, '\0')), "text after the object");
+  check_bad(header_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8])", std::string(8, '\0')), "an unclosed object");
+  check_bad(header_file(R"({"a\ud800":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", std::string(8, '\0')), "a lone surrogate");
+  check_bad(header_file(R"([1,2])", ""), "not an object");
+  check_bad(std::string("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10), "a header length past the end");
+  check_bad(std::string("\x02\0\0", 3), "shorter than 8 bytes");
+  CHECK_THROWS_AS(SafetensorsFile("/nonexistent-dir/x.safetensors"), io_error);
+}

@@ -420,3 +420,28 @@ TEST_CASE("fuzz: random view arguments throw a strata error or stay inside stora
   CHECK(produced > 10000);
   CHECK(thrown > 10000);
 }
+
+TEST_CASE("from_blob views memory strata does not own and calls the deleter once", "[tensor]") {
+  std::vector<float> buffer = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  int deleted = 0;
+  {
+    auto t = strata::from_blob<float>(buffer.data(), {3, 4}, [&](float* p) {
+      CHECK(p == buffer.data());
+      ++deleted;
+    });
+    CHECK(t.data_ptr() == buffer.data());
+    auto col = t.select(1, 2);  // a view keeps the memory too
+    t = strata::zeros<float>({1});
+    CHECK(deleted == 0);
+    col.fill_(-1.0f);  // writes reach the caller's memory
+    CHECK(buffer[2] == -1.0f);
+    CHECK(buffer[10] == -1.0f);
+  }
+  CHECK(deleted == 1);
+  // Strides in elements: every other element of each row, rows 4 apart.
+  const auto s = strata::from_blob<float>(buffer.data(), {3, 2}, {4, 2});
+  CHECK(s.to_vector() == std::vector<float>{0, -1, 4, -1, 8, -1});
+  CHECK(strata::from_blob<float>(buffer.data(), {0, 5}).numel() == 0);
+  CHECK_THROWS_AS(strata::from_blob<float>(buffer.data(), {3}, {-1}), strata::shape_error);
+  CHECK_THROWS_AS(strata::from_blob<float>(buffer.data(), {3, 2}, {1}), strata::shape_error);
+}
