@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // load_npy against thousands of corrupted .npy files: random bytes, truncation, absurd and
-// overflowing shapes, bad dtype strings, bad fortran_order, broken header dicts and prefixes.
+// overflowing shapes, bad dtype strings, bad fortran_order, broken header dicts and prefixes;
+// at the end, corrupted .npz archives and .safetensors headers the same way.
 // Every file either loads, holding exactly the data bytes its header claims, or throws
 // strata::io_error. The one other answer allowed is dtype_error for a well-formed descr of
 // another dtype strata reads; loaded as that dtype, the file must then load or throw io_error.
