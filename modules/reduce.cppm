@@ -130,6 +130,7 @@ struct reduce_expr : expression_base<reduce_expr<Op, A, R, E>> {
     if constexpr (std::is_same_v<O, R>) {
       if (dst.sizes() == sizes()) {
         detail::check_writable(detail::layout_of(dst));
+        dst.storage().check_writable();
         return write(dst);
       }
     }
@@ -374,6 +375,7 @@ struct softmax_expr : expression_base<softmax_expr<E, Log>> {
           (!dst.storage().is_alias_of(x->storage()) || dst.data_ptr() == x->data_ptr())) {
         detail::check_inplace_source(requires_grad());
         detail::check_writable(detail::layout_of(dst));
+        dst.storage().check_writable();
         detail::softmax_rows<O>(*x, dst, Log);
         return;
       }

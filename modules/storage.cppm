@@ -57,8 +57,17 @@ class storage {
   /// foreign framework's buffer): owner is released, and nothing freed, when the last view of
   /// the elements goes. data must stay valid until then.
   template <element T>
-  static storage borrow(T* data, std::int64_t n, std::shared_ptr<void> owner) {
-    return borrow_elements(data, n, sizeof(T), std::move(owner));
+  static storage borrow(T* data, std::int64_t n, std::shared_ptr<void> owner, bool read_only = false) {
+    return borrow_elements(data, n, sizeof(T), std::move(owner), read_only);
+  }
+  /// True for borrowed memory its owner shared read-only (a DLPack tensor with the read-only flag).
+  inline bool is_read_only() const noexcept { return block_ && block_->read_only; }
+  /// Throws error when the elements may not be written (every writing operation of strata
+  /// calls it before it writes).
+  inline void check_writable() const {
+    if (is_read_only())
+      throw error("assignment destination is read-only: its memory was shared read-only (DLPack's read-only "
+                  "flag); clone() it to write");
   }
 
   /// The first byte of the buffer (nullptr for a default-constructed storage).
@@ -85,7 +94,8 @@ class storage {
   // A buffer of n elements of itemsize bytes, all zero bits if zero (compiled once, in src/).
   static storage allocate_elements(std::int64_t n, std::size_t itemsize, bool zero);
   // n elements of itemsize bytes at data, kept alive by owner (compiled once, in src/).
-  static storage borrow_elements(void* data, std::int64_t n, std::size_t itemsize, std::shared_ptr<void> owner);
+  static storage borrow_elements(void* data, std::int64_t n, std::size_t itemsize, std::shared_ptr<void> owner,
+                                 bool read_only);
   // Runs destroy(data, n) before the buffer is freed.
   void set_destroy(void (*destroy)(void*, std::int64_t)) noexcept;
 
@@ -97,6 +107,7 @@ class storage {
     void (*destroy)(void*, std::int64_t) = nullptr;
     std::shared_ptr<void> owner;  // what keeps borrowed memory alive
     bool borrowed = false;        // the memory is not strata's: never freed here
+    bool read_only = false;       // borrowed memory that must not be written
     block() = default;
     block(const block&) = delete;
     block& operator=(const block&) = delete;

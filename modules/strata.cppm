@@ -15,5 +15,6 @@ export import strata.manip;
 export import strata.indexing;
 export import strata.sorting;
 export import strata.io;
+export import strata.dlpack;
 export import strata.optim;
 export import strata.nn;

@@ -352,6 +352,7 @@ class Tensor : public tensor_methods<Tensor<T>> {
     for (std::size_t d = 0; d < distinct.sizes.size(); ++d)
       if (distinct.strides[d] == 0) distinct.sizes[d] = std::min<std::int64_t>(distinct.sizes[d], 1);
     detail::check_writable(distinct);
+    storage_.check_writable();
     storage_.bump_version();
     const detail::fill_source<T> src{value};
     detail::run_unary_loop(distinct, data_ptr(), src, nullptr, nullptr, 0);
@@ -413,6 +414,7 @@ class Tensor : public tensor_methods<Tensor<T>> {
     detail::check_inplace(meta_.get());
     detail::check_inplace_source(src.requires_grad());
     detail::check_writable(layout_);
+    storage_.check_writable();
     storage_.bump_version();
     if (storage_.is_alias_of(src.storage())) {
       if (detail::needs_temporary(detail::memory_overlap(layout_, sizeof(T), from, sizeof(U)), sizeof(T), sizeof(U)))

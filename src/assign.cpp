@@ -57,6 +57,7 @@ assign_plan prepare_assign(const leaf_view& dst, int_list e_sizes, const leaf_vi
   }
   const layout out{dst.sizes.vec(), dst.strides.vec(), dst.offset};
   check_writable(out);
+  dst.store->check_writable();
   const bool leaves_contiguous = broadcast_leaves(dst.sizes, leaves, count, ops, layouts);
   for (std::size_t k = 1; k <= count; ++k) {
     if (!leaves[k - 1].store->is_alias_of(*dst.store)) continue;

@@ -242,6 +242,7 @@ void prepare_write(const Tensor<T>& self, bool source_requires_grad) {
   check_inplace(autograd_access<Tensor<T>>::meta(self).get());
   check_inplace_source(source_requires_grad);
   check_writable(layout{self.sizes().vec(), self.strides().vec(), self.storage_offset()});
+  self.storage().check_writable();
   self.storage().bump_version();
 }
 // A read operand that shares self's storage is read from a copy (it could be overwritten first).
@@ -997,6 +998,7 @@ void index_put_into(const Tensor<T>& self, std::span<const tensor_index> entries
   sliced<T> s = apply_entries(self.detach(), entries);
   if (!s.indices.tensors.empty()) {
     check_writable(layout{s.view.sizes().vec(), s.view.strides().vec(), s.view.storage_offset()});
+    self.storage().check_writable();
     for (Tensor<std::int64_t>& t : s.indices.tensors) t = unaliased(self, t);
     self.storage().bump_version();
   }

@@ -492,6 +492,7 @@ Tensor<T> einsum_run(const einsum_spec& spec, std::span<const Tensor<T>> ops, co
   const std::vector<std::int64_t> full = full_sizes(spec, sizes);
   if (into) {
     check_writable({into->sizes().vec(), into->strides().vec(), into->storage_offset()});
+    into->storage().check_writable();
     for (const Tensor<T>& t : ops)
       if (t.is_alias_of(*into)) {  // written while read: through a fresh result
         into->copy_(einsum_run<T>(spec, ops, nullptr));

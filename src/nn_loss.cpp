@@ -395,6 +395,7 @@ void renorm_rows(const Tensor<T>& w, std::vector<std::int64_t> rows, double max_
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
   const Tensor<T> wd = w.detach();
+  wd.storage().check_writable();
   T* base = wd.data_ptr();
   const std::int64_t D = w.size(1), s0 = w.stride(0), s1 = w.stride(1);
   bool changed = false;

@@ -60,6 +60,7 @@ struct dense {
   Tensor<T> p, g;
   const Tensor<T>* param;
   dense(const Tensor<T>& param_, const Tensor<T>& grad) : p(param_.detach()), g(grad), param(&param_) {
+    param_.storage().check_writable();
     if (!p.is_contiguous()) p = p.contiguous();
     if (!g.is_contiguous()) g = g.contiguous();
   }

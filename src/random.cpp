@@ -261,6 +261,7 @@ void write_elements(const Tensor<T>& dst, walker<K>& w, bool contiguous, std::in
 template <class T>
 bool begin_write(const Tensor<T>& t) {
   check_writable(layout{t.sizes().vec(), t.strides().vec(), t.storage_offset()});
+  t.storage().check_writable();
   if (t.numel() == 0) return false;
   t.storage().bump_version();
   return true;

@@ -122,7 +122,8 @@ storage storage::allocate_elements(std::int64_t n, std::size_t itemsize, bool ze
   return s;
 }
 
-storage storage::borrow_elements(void* data, std::int64_t n, std::size_t itemsize, std::shared_ptr<void> owner) {
+storage storage::borrow_elements(void* data, std::int64_t n, std::size_t itemsize, std::shared_ptr<void> owner,
+                                 bool read_only) {
   if (n < 0) throw shape_error("storage: negative number of elements");
   auto blk = std::make_shared<block>();
   blk->nbytes = static_cast<std::size_t>(n) * itemsize;
@@ -130,6 +131,7 @@ storage storage::borrow_elements(void* data, std::int64_t n, std::size_t itemsiz
   blk->data = data;
   blk->owner = std::move(owner);
   blk->borrowed = true;
+  blk->read_only = read_only;
   storage s;
   s.block_ = std::move(blk);
   return s;

@@ -403,3 +403,105 @@ TEST_CASE("SafetensorsFile refuses malformed headers with io_error", "[io][safet
   check_bad(std::string("\x02\0\0", 3), "shorter than 8 bytes");
   CHECK_THROWS_AS(SafetensorsFile("/nonexistent-dir/x.safetensors"), io_error);
 }
+
+namespace {
+// A tensor made by another framework: a buffer of doubles it owns, shared through DLPack with a
+// deleter that counts its calls.
+struct foreign {
+  std::vector<double> buffer = std::vector<double>(24);
+  std::vector<std::int64_t> shape, strides;
+  int deleted = 0;
+  strata::dlpack::DLManagedTensorVersioned m{};
+  foreign(std::vector<std::int64_t> sizes, std::vector<std::int64_t> steps, std::uint64_t byte_offset, std::uint64_t flags = 0)
+      : shape(std::move(sizes)), strides(std::move(steps)) {
+    for (std::size_t k = 0; k < buffer.size(); ++k) buffer[k] = static_cast<double>(k);
+    m.version = {1, 3};
+    m.manager_ctx = this;
+    m.deleter = [](strata::dlpack::DLManagedTensorVersioned* self) { ++static_cast<foreign*>(self->manager_ctx)->deleted; };
+    m.flags = flags;
+    m.dl_tensor = {buffer.data(), {strata::dlpack::kDLCPU, 0}, static_cast<std::int32_t>(shape.size()),
+                   {strata::dlpack::kDLFloat, 64, 1}, shape.data(), strides.empty() ? nullptr : strides.data(), byte_offset};
+  }
+};
+}  // namespace
+
+TEST_CASE("DLPack: from_dlpack views a foreign tensor with its strides and calls its deleter once", "[io][dlpack]") {
+  foreign f({3, 2}, {5, 3}, 2 * sizeof(double));  // rows 5 apart, columns 3 apart, from element 2
+  {
+    auto t = from_dlpack<double>(&f.m);
+    CHECK(t.data_ptr() == f.buffer.data() + 2);
+    CHECK(t.to_vector() == std::vector<double>{2, 5, 7, 10, 12, 15});
+    auto row = t[1];
+    t = zeros<double>({1});
+    CHECK(f.deleted == 0);  // a view still holds the memory
+    row.fill_(-1);          // and writes reach it
+    CHECK(f.buffer[7] == -1);
+    CHECK(f.buffer[10] == -1);
+  }
+  CHECK(f.deleted == 1);
+  foreign compact({2, 3}, {}, 0);  // no strides: row-major
+  CHECK(from_dlpack<double>(&compact.m).to_vector() == std::vector<double>{0, 1, 2, 3, 4, 5});
+  CHECK(compact.deleted == 1);
+}
+
+TEST_CASE("DLPack: a read-only tensor refuses strata's writes", "[io][dlpack]") {
+  foreign f({2, 3}, {}, 0, strata::dlpack::flag_read_only);
+  const auto t = from_dlpack<double>(&f.m);
+  CHECK(t.storage().is_read_only());
+  CHECK(strata::sum(t).item() == 15);  // reading is fine
+  CHECK_THROWS_WITH(t.fill_(1), Catch::Contains("read-only"));
+  CHECK_THROWS_WITH(t.copy_(zeros<double>({2, 3})), Catch::Contains("read-only"));
+  CHECK_THROWS_WITH(t.assign(t * 2), Catch::Contains("read-only"));
+  CHECK_THROWS_WITH(t[0].assign(1.0), Catch::Contains("read-only"));
+  CHECK_THROWS_WITH(uniform_(t), Catch::Contains("read-only"));
+  CHECK(f.buffer[1] == 1);
+  auto mine = t.clone();
+  mine.fill_(3);  // a copy is the caller's own
+  CHECK(mine.to_vector() == std::vector<double>(6, 3.0));
+}
+
+TEST_CASE("DLPack: from_dlpack refuses other devices, dtypes and versions without taking the tensor", "[io][dlpack]") {
+  foreign f({2, 3}, {}, 0);
+  f.m.dl_tensor.device.device_type = strata::dlpack::kDLCUDA;
+  CHECK_THROWS_WITH(from_dlpack<double>(&f.m), Catch::Contains("strata holds CPU tensors only"));
+  f.m.dl_tensor.device.device_type = strata::dlpack::kDLCPU;
+  CHECK_THROWS_AS(from_dlpack<float>(&f.m), dtype_error);
+  f.m.version.major = 2;
+  CHECK_THROWS_WITH(from_dlpack<double>(&f.m), Catch::Contains("DLPack 2.3 is not supported"));
+  f.m.version.major = 1;
+  f.strides = {3, -1};
+  f.m.dl_tensor.strides = f.strides.data();
+  CHECK_THROWS_AS(from_dlpack<double>(&f.m), shape_error);
+  f.m.dl_tensor.strides = nullptr;
+  f.m.dl_tensor.byte_offset = 4;  // half a double
+  CHECK_THROWS_WITH(from_dlpack<double>(&f.m), Catch::Contains("not aligned"));
+  CHECK(f.deleted == 0);  // the caller still owns it
+}
+
+TEST_CASE("DLPack: to_dlpack shares a strata tensor, and round trips", "[io][dlpack]") {
+  const auto t = arange<float>(12).view({3, 4}).t();  // [4, 3], strides [1, 4]
+  strata::dlpack::DLManagedTensorVersioned* m = to_dlpack(t);
+  CHECK(m->version.major == 1);
+  CHECK(m->flags == 0);
+  CHECK(m->dl_tensor.device.device_type == strata::dlpack::kDLCPU);
+  CHECK(m->dl_tensor.ndim == 2);
+  CHECK(m->dl_tensor.shape[0] == 4);
+  CHECK(m->dl_tensor.shape[1] == 3);
+  CHECK(m->dl_tensor.strides[0] == 1);
+  CHECK(m->dl_tensor.strides[1] == 4);
+  CHECK(m->dl_tensor.dtype.code == strata::dlpack::kDLFloat);
+  CHECK(m->dl_tensor.dtype.bits == 32);
+  CHECK(m->dl_tensor.data == t.data_ptr());
+  const auto back = from_dlpack<float>(m);  // strata's own tensor through the ABI: the same memory
+  CHECK(back.data_ptr() == t.data_ptr());
+  CHECK(back.to_vector() == t.to_vector());
+  strata::dlpack::DLManagedTensorVersioned* r = to_dlpack(from_vector<bfloat16>({bfloat16(1.5f)}), true);
+  CHECK(r->flags == strata::dlpack::flag_read_only);
+  CHECK(r->dl_tensor.dtype.code == strata::dlpack::kDLBfloat);
+  CHECK(r->dl_tensor.ndim == 1);
+  r->deleter(r);  // a consumer done with it
+  CHECK_THROWS_WITH(to_dlpack(zeros<float>({2}).requires_grad_()), Catch::Contains("use tensor.detach()"));
+  const auto s = to_dlpack(full<std::int64_t>({}, 7));
+  CHECK(s->dl_tensor.ndim == 0);
+  CHECK(from_dlpack<std::int64_t>(s).item() == 7);
+}
