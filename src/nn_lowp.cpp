@@ -37,46 +37,17 @@ void write_back(const Tensor<T>& to, const Tensor<float>& from) {
 }
 
 // The options with their tensor options of type T converted to float (a tensor of another type
-// throws the "expected scalar type" error of the option's getter).
-#define STRATA_UP(name) \
-  if (const auto* t = o.template name##_as<T>()) w.name(up(*t));
-template <element T>
-F::BinaryCrossEntropyFuncOptions up_options(const F::BinaryCrossEntropyFuncOptions& o) {
-  F::BinaryCrossEntropyFuncOptions w = o;
-  STRATA_UP(weight)
-  return w;
-}
-template <element T>
-F::BinaryCrossEntropyWithLogitsFuncOptions up_options(const F::BinaryCrossEntropyWithLogitsFuncOptions& o) {
-  F::BinaryCrossEntropyWithLogitsFuncOptions w = o;
-  STRATA_UP(weight)
-  STRATA_UP(pos_weight)
-  return w;
-}
-template <element T>
-F::NLLLossFuncOptions up_options(const F::NLLLossFuncOptions& o) {
-  F::NLLLossFuncOptions w = o;
-  STRATA_UP(weight)
-  return w;
-}
-template <element T>
-F::CrossEntropyFuncOptions up_options(const F::CrossEntropyFuncOptions& o) {
-  F::CrossEntropyFuncOptions w = o;
-  STRATA_UP(weight)
-  return w;
-}
-template <element T, class O>  // batch, layer and group norm: a weight and a bias
-O up_affine(const O& o) {
+// throws the "expected scalar type" error of the option's getter): whichever of weight, bias,
+// pos_weight and the running statistics the options class has.
+#define STRATA_UP(name)                                         \
+  if constexpr (requires { o.template name##_as<T>(); })        \
+    if (const auto* t = o.template name##_as<T>()) w.name(up(*t));
+template <element T, class O>
+O up_options(const O& o) {
   O w = o;
   STRATA_UP(weight)
   STRATA_UP(bias)
-  return w;
-}
-template <element T>
-F::InstanceNormFuncOptions up_options(const F::InstanceNormFuncOptions& o) {
-  F::InstanceNormFuncOptions w = o;
-  STRATA_UP(weight)
-  STRATA_UP(bias)
+  STRATA_UP(pos_weight)
   STRATA_UP(running_mean)
   STRATA_UP(running_var)
   return w;
@@ -141,18 +112,18 @@ F::InstanceNormFuncOptions up_options(const F::InstanceNormFuncOptions& o) {
   Tensor<T> batch_norm<T>(const Tensor<T>& x, const std::optional<Tensor<T>>& running_mean,                        \
                           const std::optional<Tensor<T>>& running_var, const F::BatchNormFuncOptions& o) {         \
     const std::optional<Tensor<float>> mean = up(running_mean), var = up(running_var);                             \
-    Tensor<T> y = down<T>(batch_norm<float>(up(x), mean, var, up_affine<T>(o)));                                   \
+    Tensor<T> y = down<T>(batch_norm<float>(up(x), mean, var, up_options<T>(o)));                                   \
     if (o.training() && mean) write_back(*running_mean, *mean);                                                    \
     if (o.training() && var) write_back(*running_var, *var);                                                       \
     return y;                                                                                                      \
   }                                                                                                                \
   template <>                                                                                                      \
   Tensor<T> layer_norm<T>(const Tensor<T>& x, const F::LayerNormFuncOptions& o) {                                  \
-    return down<T>(layer_norm<float>(up(x), up_affine<T>(o)));                                                     \
+    return down<T>(layer_norm<float>(up(x), up_options<T>(o)));                                                     \
   }                                                                                                                \
   template <>                                                                                                      \
   Tensor<T> group_norm<T>(const Tensor<T>& x, const F::GroupNormFuncOptions& o) {                                  \
-    return down<T>(group_norm<float>(up(x), up_affine<T>(o)));                                                     \
+    return down<T>(group_norm<float>(up(x), up_options<T>(o)));                                                     \
   }                                                                                                                \
   template <>                                                                                                      \
   Tensor<T> instance_norm<T>(const Tensor<T>& x, const F::InstanceNormFuncOptions& o) {                            \
