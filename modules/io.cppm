@@ -326,18 +326,18 @@ class SafetensorsFile {
     if (type_of(e) != dtype_v<T>)
       throw dtype_error("safetensors: tensor '" + name + "' of '" + reader_.path() + "' holds " + e.dtype_name +
                         ", not " + std::string(dtype_name(dtype_v<T>)));
-    const T* p = static_cast<const T*>(reader_.data(i));
+    const void* p = reader_.data(i);  // a T* only once it is known to be aligned for T
     std::int64_t n = 1;
     for (const std::int64_t s : e.sizes) n *= s;
     std::vector<std::int64_t> strides(e.sizes.size(), 1);
     for (std::size_t d = e.sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<std::int64_t>(e.sizes[d], 1);
     if constexpr (!std::is_same_v<T, bool>) {
       if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0)
-        return Tensor<T>(storage::borrow(const_cast<T*>(p), n, reader_.owner()), e.sizes, strides, 0);
+        return Tensor<T>(storage::borrow(static_cast<T*>(const_cast<void*>(p)), n, reader_.owner()), e.sizes, strides, 0);
     }
     Tensor<T> t = empty<T>(e.sizes);
     if constexpr (std::is_same_v<T, bool>) {
-      const auto* bytes = reinterpret_cast<const unsigned char*>(p);
+      const auto* bytes = static_cast<const unsigned char*>(p);
       for (std::int64_t k = 0; k < n; ++k) t.data_ptr()[k] = bytes[k] != 0;
     } else {
       std::memcpy(static_cast<void*>(t.data_ptr()), p, static_cast<std::size_t>(n) * sizeof(T));
