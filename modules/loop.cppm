@@ -228,6 +228,12 @@ struct reduce_kernel {
   /// ptrs[i] + r * row_step[i].
   void (*outer)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n, void* acc,
                 loop_status* status, std::int64_t rows, const std::int64_t* row_step);
+  /// outer() of consecutive tree leaves of leaf_rows rows each (`rows` in all, the last leaf
+  /// possibly shorter), each from the identity into its own n accumulators at
+  /// out + leaf * out_stride bytes: one call for a run of leaves, the bits of one outer() each.
+  void (*leaves)(const void* ctx, char* const* ptrs, const std::int64_t* strides, std::int64_t n, loop_status* status,
+                 std::int64_t rows, const std::int64_t* row_step, std::int64_t leaf_rows, char* out,
+                 std::int64_t out_stride);
   /// For each of count outputs (output k at ptrs[0] + k * step[0], its inputs at
   /// ptrs[i] + k * step[i]): reduce n elements along dim 0 and write the result (combine it
   /// into the accumulator there when add).
@@ -1034,6 +1040,19 @@ struct reduction_kernels {
       }
     }
   }
+  static void leaves(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
+                     std::int64_t rows, const std::int64_t* row_step, std::int64_t leaf_rows, char* out,
+                     std::int64_t out_stride) {
+    const auto& self = *static_cast<const reduction_kernels*>(ctx);
+    char* p[max_operands];
+    for (std::size_t k = 0; k <= self.src.operands; ++k) p[k] = ptrs[k];
+    for (std::int64_t r = 0; r < rows; r += leaf_rows, out += out_stride) {
+      const std::int64_t m = rows - r < leaf_rows ? rows - r : leaf_rows;
+      init(out, n);
+      outer(ctx, p, s, n, out, st, m, row_step);
+      for (std::size_t k = 1; k <= self.src.operands; ++k) p[k] += m * row_step[k];
+    }
+  }
   static void rows(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, std::int64_t count,
                    const std::int64_t* step_by, loop_status* st, bool add) {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
@@ -1053,7 +1072,7 @@ struct reduction_kernels {
   }
 
   reduce_kernel erased() const {
-    return {this, sizeof(A), &init, &combine, &inner, &outer, &rows, &store, src.fns != nullptr};
+    return {this, sizeof(A), &init, &combine, &inner, &outer, &leaves, &rows, &store, src.fns != nullptr};
   }
 };
 }  // namespace strata::detail

@@ -688,11 +688,12 @@ class reduction {
   // Rows per tree leaf: reduce_rows, or when the kernel reduces short rows back to back in
   // lanes of k rows each (short_period) and the innermost reduced dim holds a whole such leaf,
   // k times as many: the same serial combines per lane.
-  std::int64_t leaf_rows() const {
+  std::int64_t leaf_rows() {
     if (red_.empty()) return reduce_rows;
     const auto r0 = static_cast<std::size_t>(red_[0]);
     const std::int64_t k = lane_period(p_, r0, k_);
-    return k > 0 && p_.sizes[r0] >= reduce_rows * k ? reduce_rows * k : reduce_rows;
+    periodic_leaves_ = k > 0 && p_.sizes[r0] >= reduce_rows * k;
+    return periodic_leaves_ ? reduce_rows * k : reduce_rows;
   }
   void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
     k_.init(acc, len);
@@ -715,10 +716,31 @@ class reduction {
   void outer_tree(char* const* base, std::int64_t b0, std::int64_t b1, std::byte* res, std::int64_t len,
                   std::byte* levels) const {
     if (b1 - b0 == 1) return outer_block(base, b0, res, len);
+    if (periodic_leaves_ && (b1 - b0) * len * w_ <= leaf_bytes && batched_outer(base, b0, b1, res, len)) return;
     const std::int64_t mid = b0 + (b1 - b0) / 2;
     outer_tree(base, b0, mid, res, len, levels + level_bytes());
     outer_tree(base, mid, b1, levels, len, levels + level_bytes());
     k_.combine(res, levels, len);
+  }
+
+  // Leaves of short rows read as one stream of periods (periodic_leaves_) that lie in one run
+  // along the innermost reduced dim are computed by one leaves() call into a buffer, then
+  // combined in outer_tree's shape: the same bits, without a seek and an indirect call per
+  // leaf (a leaf of [N, 4] doubles is 32 KiB). False, doing nothing, when the rows cross runs.
+  static constexpr std::int64_t leaf_bytes = 16384;
+  bool batched_outer(char* const* base, std::int64_t b0, std::int64_t b1, std::byte* res, std::int64_t len) const {
+    odometer rows(p_, red_.data(), red_.size());
+    const std::int64_t r0 = b0 * leaf_rows_, r1 = std::min(rows.count(), b1 * leaf_rows_);
+    rows.seek(base, r0);
+    if (rows.left_in_row() < r1 - r0) return false;
+    alignas(64) std::byte leaves[leaf_bytes];
+    const std::int64_t stride = len * w_;
+    k_.leaves(k_.ctx, rows.ptrs, p_.strides.data(), len, st_, r1 - r0,
+              &p_.strides[static_cast<std::size_t>(red_[0]) * nops_], leaf_rows_, reinterpret_cast<char*>(leaves), stride);
+    combine_tree(leaves, 0, b1 - b0, len, stride);
+    k_.init(res, len);
+    k_.store(reinterpret_cast<char*>(res), w_, leaves, len);
+    return true;
   }
 
   void outer() {
@@ -768,6 +790,7 @@ class reduction {
   std::int64_t w_;
   dim_vector kept_, red_;  // plan dims, inner first
   std::int64_t leaf_rows_ = reduce_rows;
+  bool periodic_leaves_ = false;  // leaves of leaf_rows_ rows read as periods (leaf_rows)
 };
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <span>
 #include <string>
@@ -284,4 +285,80 @@ TEST_CASE("short dims: argmax, argmin, max and min pick the first extreme in eve
   check_arg_short<double>(true);
   check_arg_short<st::float128>(true);  // no vector path: the lanes' partials alone decide the first NaN
   check_arg_short<std::int32_t>(false);
+}
+
+TEST_CASE("outer reductions of short rows over many tree leaves, within and across runs", "[reduce][short][threads]") {
+  // sum and amax over dims {0, 1} of x [a, b, n] narrowed from [a, b + 1, n]: the rows of n lie
+  // back to back within each run of b rows but not across runs, so runs of tree leaves are
+  // computed by one call where they lie within a run and leaf by leaf where a leaf crosses
+  // one. Random values: the sums must match a naive sum to rounding and have the same bits on
+  // 1 and 2 threads; a NaN far into the rows must reach amax's output.
+  std::mt19937 gen(5);
+  std::normal_distribution<double> dist;
+  for (const I n : {I{3}, I{4}, I{16}})
+    for (const I a : {I{1}, I{3}})
+      for (const I b : {I{20000}, I{7001}}) {
+        auto base = st::empty<double>({a, b + 1, n});
+        for (double& v : std::span<double>(base.data_ptr(), static_cast<std::size_t>(base.numel()))) v = dist(gen);
+        const auto x = base.narrow(1, 0, b);
+        auto with_nan = base.to<float>().narrow(1, 0, b);  // rows across runs, as x
+        with_nan.select(0, a - 1).select(0, b - 5).select(0, n - 1).fill_(std::numeric_limits<float>::quiet_NaN());
+        auto run = [&](int threads) {
+          st::set_num_threads(threads);
+          std::vector<std::vector<double>> r{st::sum(x, {0, 1}).eval().to_vector(),
+                                             st::sum(x * 2.0 - 1.0, {0, 1}).eval().to_vector()};
+          const auto m = st::amax(with_nan, {0, 1}).eval().to_vector();
+          r.emplace_back(m.begin(), m.end());
+          st::set_num_threads(1);
+          return r;
+        };
+        const auto one = run(1), two = run(2);
+        INFO("x [" << a << ", " << b << ", " << n << "]");
+        for (std::size_t k = 0; k < 2; ++k) CHECK(one[k] == two[k]);
+        const double* p = base.data_ptr();
+        for (I j = 0; j < n; ++j) {
+          double want = 0, abs_sum = 0;
+          float most = -INFINITY;
+          for (I i = 0; i < a; ++i)
+            for (I r = 0; r < b; ++r) {
+              const double v = p[(i * (b + 1) + r) * n + j];
+              want += v;
+              abs_sum += std::abs(v);
+              most = std::max(most, static_cast<float>(v));
+            }
+          const auto u = static_cast<std::size_t>(j);
+          CHECK(std::abs(one[0][u] - want) <= 1e-13 * abs_sum);
+          CHECK(std::abs(one[1][u] - (2 * want - static_cast<double>(a * b))) <= 1e-13 * (2 * abs_sum + static_cast<double>(a * b)));
+          if (j == n - 1) CHECK(std::isnan(one[2][u]));
+          else CHECK(one[2][u] == static_cast<double>(most));
+          CHECK((std::isnan(two[2][u]) ? std::isnan(one[2][u]) : two[2][u] == one[2][u]));
+        }
+      }
+}
+
+TEST_CASE("outer reductions of short rows: leaves computed in one call have the bits of leaves computed alone",
+          "[reduce][short]") {
+  // The same values summed over [a * L, n] (contiguous: runs of leaves go to the kernel in one
+  // call) and over [a, L, n] narrowed from [a, L + 1, n] summed over {0, 1} (each run of L rows
+  // is one leaf, so every leaf is computed alone): L is the engine's leaf, 64 times the rows of
+  // a lane period (the fewest whole rows of n accumulators filling 64-byte vectors, at least 8
+  // vectors), so both have the same leaves and the same tree and must agree bit for bit.
+  std::mt19937 gen(9);
+  std::normal_distribution<double> dist;
+  const auto leaf = [](I n, I size) {
+    const I k = 64 / std::gcd(n * size, I{64});
+    return 64 * k * ((512 + k * n * size - 1) / (k * n * size));
+  };
+  auto check = [&]<class T>(T, I n) {
+    const I L = leaf(n, sizeof(T)), a = 40;
+    auto base = st::empty<T>({a, L + 1, n});
+    for (T& v : std::span<T>(base.data_ptr(), static_cast<std::size_t>(base.numel()))) v = static_cast<T>(dist(gen));
+    const auto runs = base.narrow(1, 0, L);
+    const auto flat = runs.contiguous().view({a * L, n});
+    INFO(st::dtype_v<T> << " n = " << n << ", leaves of " << L << " rows");
+    CHECK(st::sum(flat, {0}).eval().to_vector() == st::sum(runs, {0, 1}).eval().to_vector());
+    CHECK(st::sum(flat * 3, {0}).eval().to_vector() == st::sum(runs * 3, {0, 1}).eval().to_vector());
+  };
+  for (const I n : {I{3}, I{4}, I{16}}) check(double{}, n);
+  for (const I n : {I{2}, I{5}, I{7}}) check(float{}, n);
 }
