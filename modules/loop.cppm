@@ -738,6 +738,39 @@ void combine_periods(const A* v, std::int64_t m, A* lane, std::int64_t lanes) {
     default: return combine_periods<Op, A, 16>(v, m, lane);
   }
 }
+/// acc[j] = combine(acc[j], lanes j, j + N, ..., j + (k - 1) N combined in order) for j < N: the
+/// periods of a periodic reduction folded, the N chains side by side in registers.
+template <class Op, class A, int N>
+void fold_lanes(const A* __restrict lane, std::int64_t k, A* __restrict acc) {
+  A a[N];
+  for (int j = 0; j < N; ++j) a[j] = lane[j];
+  for (std::int64_t r = 1; r < k; ++r)
+    for (int j = 0; j < N; ++j) a[j] = Op::combine(a[j], lane[r * N + j]);
+  for (int j = 0; j < N; ++j) acc[j] = Op::combine(acc[j], a[j]);
+}
+/// The same for 1 <= n <= short_row lanes a period.
+template <class Op, class A>
+void fold_lanes(const A* lane, std::int64_t n, std::int64_t k, A* acc) {
+  static_assert(short_row == 16);
+  switch (n) {
+    case 1: return fold_lanes<Op, A, 1>(lane, k, acc);
+    case 2: return fold_lanes<Op, A, 2>(lane, k, acc);
+    case 3: return fold_lanes<Op, A, 3>(lane, k, acc);
+    case 4: return fold_lanes<Op, A, 4>(lane, k, acc);
+    case 5: return fold_lanes<Op, A, 5>(lane, k, acc);
+    case 6: return fold_lanes<Op, A, 6>(lane, k, acc);
+    case 7: return fold_lanes<Op, A, 7>(lane, k, acc);
+    case 8: return fold_lanes<Op, A, 8>(lane, k, acc);
+    case 9: return fold_lanes<Op, A, 9>(lane, k, acc);
+    case 10: return fold_lanes<Op, A, 10>(lane, k, acc);
+    case 11: return fold_lanes<Op, A, 11>(lane, k, acc);
+    case 12: return fold_lanes<Op, A, 12>(lane, k, acc);
+    case 13: return fold_lanes<Op, A, 13>(lane, k, acc);
+    case 14: return fold_lanes<Op, A, 14>(lane, k, acc);
+    case 15: return fold_lanes<Op, A, 15>(lane, k, acc);
+    default: return fold_lanes<Op, A, 16>(lane, k, acc);
+  }
+}
 /// res[o] = the reduction of v[o * N .. o * N + N) in index order from the identity, o < m:
 /// many short rows back to back, vectorised across rows (interleaved loads).
 template <class Op, class A, int N>
@@ -1004,11 +1037,7 @@ struct reduction_kernels {
       combine_periods<Op>(v, m, lane.data, lanes);
       for (std::size_t q = 1; q <= src.operands; ++q) p[q] += m / n * row_step[q];
     }
-    for (std::int64_t j = 0; j < n; ++j) {
-      A a = lane.data[j];
-      for (std::int64_t r = 1; r < k; ++r) a = Op::combine(a, lane.data[r * n + j]);
-      acc[j] = Op::combine(acc[j], a);
-    }
+    fold_lanes<Op>(lane.data, n, k, acc);
   }
   // Many short rows (inner: x [N, 5] summed over dim 1), a block of outputs at a time, each
   // output's elements combined in index order from the identity (the bits of reduce() for a

@@ -85,6 +85,7 @@ using sum_result_t = std::conditional_t<std::is_integral_v<V>, std::int64_t, V>;
   extern template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t); \
   extern template void combine_periods<Op, A>(const A*, std::int64_t, A*, std::int64_t);     \
   extern template void fold_rows<Op, A>(const A*, std::int64_t, std::int64_t, A*);            \
+  extern template void fold_lanes<Op, A>(const A*, std::int64_t, std::int64_t, A*);            \
   extern template struct reduction_kernels<Op, A>;
 STRATA_FOR_EACH_REDUCE_LOOP(STRATA_REDUCE_LOOPS)
 #undef STRATA_REDUCE_LOOPS

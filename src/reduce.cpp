@@ -19,6 +19,7 @@ namespace strata::detail {
   template void combine_rows<Op, A>(const A* const*, std::int64_t, A*, std::int64_t); \
   template void combine_periods<Op, A>(const A*, std::int64_t, A*, std::int64_t);     \
   template void fold_rows<Op, A>(const A*, std::int64_t, std::int64_t, A*);            \
+  template void fold_lanes<Op, A>(const A*, std::int64_t, std::int64_t, A*);            \
   template struct reduction_kernels<Op, A>;
 STRATA_FOR_EACH_REDUCE_LOOP(STRATA_REDUCE_LOOPS)
 #undef STRATA_REDUCE_LOOPS
