@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // strata.nn's modules (partition :modules), as libtorch's C++ frontend has them, small and
 // explicit: a Module holds named parameters, buffers and child modules; layers (Linear, Conv1d,
-// Conv2d, BatchNorm1d/2d, LayerNorm, Embedding, Dropout, ReLU, Flatten, MaxPool2d, AvgPool2d)
+// Conv2d, BatchNorm1d/2d, LayerNorm, Embedding, Dropout, ReLU, Flatten, MaxPool1d/2d/3d,
+// AvgPool1d/2d/3d)
 // own their tensors, initialised as PyTorch initialises them, and call strata.nn's functions;
 // Sequential chains layers. A module's state_dict (parameters and buffers by dotted name) is
 // saved and loaded as a .npz archive (strata.io), which NumPy and PyTorch read.
@@ -491,32 +492,50 @@ class Flatten : public Layer<T> {
   std::int64_t start_, end_;
 };
 
-/// 2-d max pooling (torch.nn.MaxPool2d).
-template <element T = float>
-class MaxPool2d : public Layer<T> {
+/// D-d max pooling (torch.nn.MaxPool1d/2d/3d).
+template <std::size_t D, element T = float>
+class MaxPoolNd : public Layer<T> {
  public:
   /// Pooling with these options (stride defaults to the kernel size).
-  explicit MaxPool2d(functional::MaxPool2dFuncOptions options) : options_(std::move(options)) {}
-  /// Windows of kernel_size stepped by kernel_size.
-  explicit MaxPool2d(functional::ExpandingArray<2> kernel_size) : options_(kernel_size) {}
-  Tensor<T> forward(const Tensor<T>& x) override { return functional::max_pool2d(x, options_); }
+  explicit MaxPoolNd(functional::MaxPoolFuncOptions<D> options) : options_(std::move(options)) {}
+  Tensor<T> forward(const Tensor<T>& x) override { return std::get<0>(strata::detail::max_pool<D>(x, options_)); }
 
  private:
-  functional::MaxPool2dFuncOptions options_;
+  functional::MaxPoolFuncOptions<D> options_;
 };
-/// 2-d average pooling (torch.nn.AvgPool2d).
-template <element T = float>
-class AvgPool2d : public Layer<T> {
+/// D-d average pooling (torch.nn.AvgPool1d/2d/3d).
+template <std::size_t D, element T = float>
+class AvgPoolNd : public Layer<T> {
  public:
   /// Pooling with these options (stride defaults to the kernel size).
-  explicit AvgPool2d(functional::AvgPool2dFuncOptions options) : options_(std::move(options)) {}
-  /// Windows of kernel_size stepped by kernel_size.
-  explicit AvgPool2d(functional::ExpandingArray<2> kernel_size) : options_(kernel_size) {}
-  Tensor<T> forward(const Tensor<T>& x) override { return functional::avg_pool2d(x, options_); }
+  explicit AvgPoolNd(functional::AvgPoolFuncOptions<D> options) : options_(std::move(options)) {}
+  Tensor<T> forward(const Tensor<T>& x) override { return strata::detail::avg_pool<D>(x, options_); }
 
  private:
-  functional::AvgPool2dFuncOptions options_;
+  functional::AvgPoolFuncOptions<D> options_;
 };
+// The pooling layers by dimension (each with PyTorch's two constructors).
+#define STRATA_POOL_LAYER(Name, Base, D)                                                     \
+  template <element T = float>                                                               \
+  class Name : public Base<D, T> {                                                           \
+   public:                                                                                   \
+    explicit Name(functional::Name##FuncOptions options) : Base<D, T>(std::move(options)) {} \
+    explicit Name(functional::ExpandingArray<D> kernel_size)                                 \
+        : Base<D, T>(functional::Name##FuncOptions(kernel_size)) {}                          \
+  };
+/// 1-d max pooling (torch.nn.MaxPool1d): from options, or windows of kernel_size stepped by it.
+STRATA_POOL_LAYER(MaxPool1d, MaxPoolNd, 1)
+/// 2-d max pooling (torch.nn.MaxPool2d): from options, or windows of kernel_size stepped by it.
+STRATA_POOL_LAYER(MaxPool2d, MaxPoolNd, 2)
+/// 3-d max pooling (torch.nn.MaxPool3d): from options, or windows of kernel_size stepped by it.
+STRATA_POOL_LAYER(MaxPool3d, MaxPoolNd, 3)
+/// 1-d average pooling (torch.nn.AvgPool1d): from options, or windows of kernel_size stepped by it.
+STRATA_POOL_LAYER(AvgPool1d, AvgPoolNd, 1)
+/// 2-d average pooling (torch.nn.AvgPool2d): from options, or windows of kernel_size stepped by it.
+STRATA_POOL_LAYER(AvgPool2d, AvgPoolNd, 2)
+/// 3-d average pooling (torch.nn.AvgPool3d): from options, or windows of kernel_size stepped by it.
+STRATA_POOL_LAYER(AvgPool3d, AvgPoolNd, 3)
+#undef STRATA_POOL_LAYER
 
 /// Layers applied in order (torch.nn.Sequential): children named "0", "1", ...
 template <element T = float>

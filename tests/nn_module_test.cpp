@@ -241,3 +241,20 @@ TEST_CASE("nn: a training step of the digits CNN allocates fewer storages than P
   CHECK(bytes <= 4501752);
   CHECK(blocks > 0);  // the step's outputs and gradients are storages: the counter sees them
 }
+
+TEST_CASE("nn: pooling layers in 1, 2 and 3 dims compute their functional's values", "[nn]") {
+  // A window of three: [1, 2, 3] -> max 3, mean 2 (exact), stepped by the kernel by default.
+  auto x1 = st::arange<float>(12).view({1, 2, 6}) + 1;
+  CHECK(nn::MaxPool1d(3).forward(x1).to_vector() == std::vector<float>{3, 6, 9, 12});
+  CHECK(nn::AvgPool1d(3).forward(x1).to_vector() == std::vector<float>{2, 5, 8, 11});
+  CHECK(nn::MaxPool1d(F::MaxPool1dFuncOptions(2).stride(1).padding(1)).forward(x1).sizes() == st::int_list{1, 2, 7});
+  auto x2 = st::arange<double>(32).view({1, 2, 4, 4});
+  CHECK(nn::MaxPool2d<double>(2).forward(x2).to_vector() == std::vector<double>{5, 7, 13, 15, 21, 23, 29, 31});
+  CHECK(nn::AvgPool2d<double>(F::AvgPool2dFuncOptions(2)).forward(x2).to_vector() ==
+        std::vector<double>{2.5, 4.5, 10.5, 12.5, 18.5, 20.5, 26.5, 28.5});
+  auto x3 = st::arange<float>(64).view({1, 1, 4, 4, 4});
+  CHECK(nn::MaxPool3d(2).forward(x3).to_vector() == std::vector<float>{21, 23, 29, 31, 53, 55, 61, 63});
+  CHECK(nn::AvgPool3d({2, 2, 2}).forward(x3).to_vector() == std::vector<float>{10.5, 12.5, 18.5, 20.5, 42.5, 44.5, 50.5, 52.5});
+  nn::Sequential<float> net(nn::Conv1d(nn::Conv1dOptions(2, 4, 3).padding(1)), nn::ReLU(), nn::MaxPool1d(2), nn::Flatten());
+  CHECK(net.forward(x1).sizes() == st::int_list{1, 12});
+}
