@@ -442,7 +442,9 @@ class reduction {
       : p_(p), k_(k), st_(st), nops_(static_cast<std::size_t>(p.nops)), w_(k.acc_size) {
     for (std::size_t d = 0; d < p.sizes.size(); ++d)
       (reduced_dim(p, d) ? red_ : kept_).push_back(static_cast<std::int64_t>(d));
-    leaf_rows_ = leaf_rows();
+    const std::int64_t period = leaf_period();
+    periodic_leaves_ = period > 0;
+    leaf_rows_ = periodic_leaves_ ? reduce_rows * period : reduce_rows;
   }
 
   void run() {
@@ -685,15 +687,14 @@ class reduction {
     return b % 4096 == 0 ? b + 64 : b;
   }
 
-  // Rows per tree leaf: reduce_rows, or when the kernel reduces short rows back to back in
+  // Rows per tree leaf are reduce_rows, or when the kernel reduces short rows back to back in
   // lanes of k rows each (short_period) and the innermost reduced dim holds a whole such leaf,
-  // k times as many: the same serial combines per lane.
-  std::int64_t leaf_rows() {
-    if (red_.empty()) return reduce_rows;
+  // k times as many (the same serial combines per lane): that k, else 0.
+  std::int64_t leaf_period() const {
+    if (red_.empty()) return 0;
     const auto r0 = static_cast<std::size_t>(red_[0]);
     const std::int64_t k = lane_period(p_, r0, k_);
-    periodic_leaves_ = k > 0 && p_.sizes[r0] >= reduce_rows * k;
-    return periodic_leaves_ ? reduce_rows * k : reduce_rows;
+    return k > 0 && p_.sizes[r0] >= reduce_rows * k ? k : 0;
   }
   void outer_block(char* const* base, std::int64_t b, std::byte* acc, std::int64_t len) const {
     k_.init(acc, len);
@@ -790,7 +791,7 @@ class reduction {
   std::int64_t w_;
   dim_vector kept_, red_;  // plan dims, inner first
   std::int64_t leaf_rows_ = reduce_rows;
-  bool periodic_leaves_ = false;  // leaves of leaf_rows_ rows read as periods (leaf_rows)
+  bool periodic_leaves_ = false;  // leaves of leaf_rows_ rows read as periods (leaf_period)
 };
 }  // namespace
 

@@ -242,7 +242,7 @@ TEST_CASE("nn: a training step of the digits CNN allocates fewer storages than P
   CHECK(blocks > 0);  // the step's outputs and gradients are storages: the counter sees them
 }
 
-TEST_CASE("nn: pooling layers in 1, 2 and 3 dims compute their functional's values", "[nn]") {
+TEST_CASE("nn: pooling layers in 1, 2 and 3 dims give hand-checked window values", "[nn]") {
   // A window of three: [1, 2, 3] -> max 3, mean 2 (exact), stepped by the kernel by default.
   auto x1 = st::arange<float>(12).view({1, 2, 6}) + 1;
   CHECK(nn::MaxPool1d(3).forward(x1).to_vector() == std::vector<float>{3, 6, 9, 12});
