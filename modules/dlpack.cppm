@@ -81,7 +81,7 @@ inline constexpr std::uint64_t flag_read_only = 1;
 inline constexpr std::uint64_t flag_is_copied = 2;
 }  // namespace strata::dlpack
 
-namespace strata::detail {
+export namespace strata::detail {
 /// T as a DLPack element type (float128 has none: Boost's layout is not IEEE binary128).
 template <element T>
 constexpr dlpack::DLDataType dl_type() {

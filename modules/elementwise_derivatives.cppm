@@ -216,12 +216,12 @@ template <> struct grad_rule<exp2_op> {
 };
 template <> struct grad_rule<erf_op> {  // 2 / sqrt(pi) e^(-x^2)
   template <class N, class G> static auto da(const N& n, const G& g) {
-    return g * (strata::exp(-(n.a * n.a)) * 1.1283791670955126);
+    return g * (strata::exp(-strata::square(n.a)) * 1.1283791670955126);
   }
 };
 template <> struct grad_rule<erfc_op> {
   template <class N, class G> static auto da(const N& n, const G& g) {
-    return g * (strata::exp(-(n.a * n.a)) * -1.1283791670955126);
+    return g * (strata::exp(-strata::square(n.a)) * -1.1283791670955126);
   }
 };
 template <class F> struct grad_rule<nan_to_num_op<F>> {

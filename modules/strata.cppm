@@ -18,3 +18,4 @@ export import strata.io;
 export import strata.dlpack;
 export import strata.optim;
 export import strata.nn;
+export import strata.any;

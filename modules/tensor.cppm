@@ -878,6 +878,14 @@ struct autograd_access<Tensor<T>> {
     t.meta_ = std::move(m);
   }
   static Tensor<T> tensor(const grad_buffer& b) { return Tensor<T>(b.data, b.view); }
+  /// A Tensor<T> of a type-erased handle's parts (strata.any): its storage, view and autograd side.
+  static Tensor<T> assemble(storage s, layout l, std::shared_ptr<autograd_meta> m) {
+    Tensor<T> t(std::move(s), std::move(l));
+    t.meta_ = std::move(m);
+    return t;
+  }
+  /// t's view (sizes, strides, offset).
+  static const layout& view(const Tensor<T>& t) noexcept { return t.layout_; }
   static grad_buffer buffer(const Tensor<T>& t) { return grad_buffer{t.storage_, t.layout_, true, false}; }
   /// Adds g into slot (which takes g when empty; see accumulate_grad).
   static void accumulate(grad_buffer& slot, const Tensor<T>& g) { accumulate_grad(slot, g); }

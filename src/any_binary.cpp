@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+// AnyTensor's binary operators and functions, where, clamp and the in-place operators: the
+// operands are converted to their result_type (a no-op when it is already theirs), then one
+// visit_dtype runs the typed operation on Tensor<T> operands.
+module;
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include "any_ops.hpp"
+#include "dtype_list.hpp"
+module strata.any;
+import strata.error;
+import strata.dtype;
+import strata.shape;
+import strata.tensor;
+import strata.expr;
+
+namespace strata {
+namespace {
+using detail::visit_dtype;
+template <class T>
+using tag = std::type_identity<T>;
+
+// Which computation dtypes each typed operation accepts (the typed functions refuse the
+// others at compile time; here they throw PyTorch's "not implemented").
+template <class T> inline constexpr bool all_v = true;
+template <class T> inline constexpr bool nonbool_v = !std::is_same_v<T, bool>;
+template <class T> inline constexpr bool real_v = !detail::is_complex_v<T>;
+template <class T> inline constexpr bool bitwise_v = std::is_integral_v<T>;
+template <class T> inline constexpr bool int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T> inline constexpr bool real_float_v = !std::is_integral_v<T> && !detail::is_complex_v<T>;
+template <class T> inline constexpr bool real_nonbool_v = real_v<T> && nonbool_v<T>;
+
+#define STRATA_BINARY_OP(NAME, OK, EXPR)                                    \
+  struct NAME##_f {                                                         \
+    static constexpr const char* name = #NAME;                              \
+    template <class T> static constexpr bool ok = OK<T>;                    \
+    template <class A, class B>                                             \
+    auto operator()(const A& a, const B& b) const { return EXPR; }          \
+  };
+STRATA_BINARY_OP(add, all_v, a + b)
+STRATA_BINARY_OP(sub, nonbool_v, a - b)
+STRATA_BINARY_OP(mul, all_v, a * b)
+STRATA_BINARY_OP(div, all_v, a / b)
+STRATA_BINARY_OP(eq, all_v, a == b)
+STRATA_BINARY_OP(ne, all_v, a != b)
+STRATA_BINARY_OP(lt, real_v, a < b)
+STRATA_BINARY_OP(le, real_v, a <= b)
+STRATA_BINARY_OP(gt, real_v, a > b)
+STRATA_BINARY_OP(ge, real_v, a >= b)
+STRATA_BINARY_OP(bitwise_and, bitwise_v, a & b)
+STRATA_BINARY_OP(bitwise_or, bitwise_v, a | b)
+STRATA_BINARY_OP(bitwise_xor, bitwise_v, a ^ b)
+STRATA_BINARY_OP(lshift, int_v, a << b)
+STRATA_BINARY_OP(rshift, int_v, a >> b)
+STRATA_BINARY_OP(pow, nonbool_v, strata::pow(a, b))
+STRATA_BINARY_OP(maximum, real_v, strata::maximum(a, b))
+STRATA_BINARY_OP(minimum, real_v, strata::minimum(a, b))
+STRATA_BINARY_OP(fmod, real_nonbool_v, strata::fmod(a, b))
+STRATA_BINARY_OP(remainder, real_nonbool_v, strata::remainder(a, b))
+STRATA_BINARY_OP(floor_divide, real_nonbool_v, strata::floor_divide(a, b))
+STRATA_BINARY_OP(atan2, real_v, strata::atan2(a, b))
+STRATA_BINARY_OP(hypot, real_float_v, strata::hypot(a, b))
+STRATA_BINARY_OP(copysign, real_v, strata::copysign(a, b))
+STRATA_BINARY_OP(logical_and, all_v, strata::logical_and(a, b))
+STRATA_BINARY_OP(logical_or, all_v, strata::logical_or(a, b))
+#undef STRATA_BINARY_OP
+
+// op(a, b) with both converted to the common dtype c.
+template <class Op>
+AnyTensor run_binary(const AnyTensor& a, const AnyTensor& b, dtype c) {
+  return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
+    if constexpr (Op::template ok<T>) return Op{}(a.to<T>(), b.to<T>());
+    else detail::throw_not_implemented(Op::name, c);
+  });
+}
+// A wrapped number takes part as a 0-dim tensor of the result dtype (its value converted as
+// PyTorch converts it).
+AnyTensor wrap(const Scalar& s, dtype c) { return scalar_tensor(s, c); }
+template <class Op>
+AnyTensor binary(const AnyTensor& a, const AnyTensor& b) { return run_binary<Op>(a, b, result_type(a, b)); }
+template <class Op>
+AnyTensor binary(const AnyTensor& a, const Scalar& b) {
+  const dtype c = result_type(a, b);
+  if constexpr (std::is_same_v<Op, pow_f>) {
+    if (category_of(c) <= category::integral && b.kind() == category::integral && b.to<std::int64_t>() < 0)
+      throw error("Integers to negative integer powers are not allowed.");
+  }
+  return run_binary<Op>(a, wrap(b, c), c);
+}
+template <class Op>
+AnyTensor binary(const Scalar& a, const AnyTensor& b) {
+  const dtype c = result_type(a, b);
+  return run_binary<Op>(wrap(a, c), b, c);
+}
+
+// ---- unary ----
+#define STRATA_UNARY_OP(NAME, OK, EXPR)                                     \
+  struct NAME##_f {                                                         \
+    static constexpr const char* name = #NAME;                              \
+    template <class T> static constexpr bool ok = OK<T>;                    \
+    template <class X>                                                      \
+    auto operator()(const X& x) const { return EXPR; }                      \
+  };
+#define STRATA_FUNCTION_OP(NAME, OK) STRATA_UNARY_OP(NAME, OK, strata::NAME(x))
+STRATA_FUNCTION_OP(abs, nonbool_v)
+STRATA_UNARY_OP(neg, nonbool_v, -x)
+STRATA_FUNCTION_OP(exp, all_v)
+STRATA_FUNCTION_OP(expm1, real_v)
+STRATA_FUNCTION_OP(log, all_v)
+STRATA_FUNCTION_OP(log1p, real_v)
+STRATA_FUNCTION_OP(log2, real_v)
+STRATA_FUNCTION_OP(log10, real_v)
+STRATA_FUNCTION_OP(exp2, real_v)
+STRATA_FUNCTION_OP(sqrt, all_v)
+STRATA_FUNCTION_OP(rsqrt, real_v)
+STRATA_FUNCTION_OP(sin, all_v)
+STRATA_FUNCTION_OP(cos, all_v)
+STRATA_FUNCTION_OP(tan, all_v)
+STRATA_FUNCTION_OP(tanh, all_v)
+STRATA_FUNCTION_OP(sigmoid, real_v)
+STRATA_FUNCTION_OP(relu, real_nonbool_v)
+STRATA_FUNCTION_OP(floor, real_v)
+STRATA_FUNCTION_OP(ceil, real_v)
+STRATA_FUNCTION_OP(round, real_v)
+STRATA_FUNCTION_OP(trunc, real_v)
+STRATA_FUNCTION_OP(frac, real_float_v)
+STRATA_FUNCTION_OP(sign, real_v)
+STRATA_FUNCTION_OP(erf, real_v)
+STRATA_FUNCTION_OP(erfc, real_v)
+STRATA_FUNCTION_OP(square, all_v)
+STRATA_FUNCTION_OP(reciprocal, all_v)
+STRATA_FUNCTION_OP(conj, all_v)
+STRATA_FUNCTION_OP(silu, real_float_v)
+STRATA_FUNCTION_OP(isnan, all_v)
+STRATA_FUNCTION_OP(isinf, all_v)
+STRATA_FUNCTION_OP(isfinite, all_v)
+STRATA_FUNCTION_OP(isposinf, real_v)
+STRATA_FUNCTION_OP(isneginf, real_v)
+STRATA_FUNCTION_OP(logical_not, all_v)
+STRATA_UNARY_OP(bitwise_not, bitwise_v, ~x)
+#undef STRATA_FUNCTION_OP
+#undef STRATA_UNARY_OP
+
+template <class Op>
+AnyTensor unary(const AnyTensor& x) {
+  return visit_dtype(x.dtype(), [&]<class T>(tag<T>) -> AnyTensor {
+    if constexpr (Op::template ok<T>) return Op{}(x.as<T>());
+    else detail::throw_not_implemented(Op::name, x.dtype());
+  });
+}
+
+// The dtype an in-place op writes: the result type (true division: float for integers),
+// which must cast to the destination's dtype.
+dtype inplace_result(const AnyTensor& self, dtype c, bool true_division) {
+  const dtype r = true_division ? true_divide_type(c) : c;
+  if (!can_cast(r, self.dtype()))
+    throw dtype_error("result type " + detail::scalar_type_name(r) + " can't be cast to the desired output type " +
+                      detail::scalar_type_name(self.dtype()));
+  return r;
+}
+// self op= other: in the typed engine when the result dtype is self's, else computed in the
+// result dtype and copied back (PyTorch computes in the common dtype, then casts).
+template <class Op>
+void compound(const AnyTensor& self, const AnyTensor& other, dtype c, bool true_division) {
+  const dtype r = inplace_result(self, c, true_division);
+  if (r != self.dtype() || c != self.dtype()) {
+    self.copy_(run_binary<Op>(self, other, c));
+    return;
+  }
+  visit_dtype(c, [&]<class T>(tag<T>) {
+    if constexpr (Op::template ok<T>) {
+      const Tensor<T> s = self.as<T>();
+      s.assign(Op{}(s, other.to<T>()));
+    } else {
+      detail::throw_not_implemented(Op::name, c);
+    }
+  });
+}
+}  // namespace
+
+#define STRATA_DEFINE_BINARY(F, OP)                                                                \
+  AnyTensor F(const AnyTensor& a, const AnyTensor& b) { return binary<OP##_f>(a, b); }            \
+  AnyTensor F(const AnyTensor& a, const Scalar& b) { return binary<OP##_f>(a, b); }               \
+  AnyTensor F(const Scalar& a, const AnyTensor& b) { return binary<OP##_f>(a, b); }
+STRATA_ANY_BINARY(STRATA_DEFINE_BINARY)
+#undef STRATA_DEFINE_BINARY
+
+#define STRATA_DEFINE_UNARY(F) \
+  AnyTensor F(const AnyTensor& x) { return unary<F##_f>(x); }
+STRATA_ANY_UNARY(STRATA_DEFINE_UNARY)
+#undef STRATA_DEFINE_UNARY
+AnyTensor operator-(const AnyTensor& x) { return unary<neg_f>(x); }
+AnyTensor operator~(const AnyTensor& x) { return unary<bitwise_not_f>(x); }
+AnyTensor operator!(const AnyTensor& x) { return unary<logical_not_f>(x); }
+
+#define STRATA_DEFINE_COMPOUND(SYM, OP, TRUE_DIVISION)                                  \
+  AnyTensor& AnyTensor::operator SYM(const AnyTensor& other) {                          \
+    compound<OP##_f>(*this, other, result_type(*this, other), TRUE_DIVISION);           \
+    return *this;                                                                       \
+  }                                                                                     \
+  AnyTensor& AnyTensor::operator SYM(const Scalar& value) {                             \
+    const strata::dtype c = result_type(*this, value);                                          \
+    compound<OP##_f>(*this, wrap(value, c), c, TRUE_DIVISION);                          \
+    return *this;                                                                       \
+  }
+STRATA_DEFINE_COMPOUND(+=, add, false)
+STRATA_DEFINE_COMPOUND(-=, sub, false)
+STRATA_DEFINE_COMPOUND(*=, mul, false)
+STRATA_DEFINE_COMPOUND(/=, div, true)
+#undef STRATA_DEFINE_COMPOUND
+
+// ---- where and clamp ----
+AnyTensor where(const AnyTensor& cond, const AnyTensor& x, const AnyTensor& y) {
+  const Tensor<bool> c = cond.as<bool>();
+  const dtype r = result_type(x, y);
+  return visit_dtype(r, [&]<class T>(tag<T>) -> AnyTensor { return strata::where(c, x.to<T>(), y.to<T>()); });
+}
+AnyTensor where(const AnyTensor& cond, const AnyTensor& x, const Scalar& y) {
+  return where(cond, x, wrap(y, result_type(x, y)));
+}
+AnyTensor where(const AnyTensor& cond, const Scalar& x, const AnyTensor& y) {
+  return where(cond, wrap(x, result_type(x, y)), y);
+}
+AnyTensor clamp(const AnyTensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  if (!lo && !hi) throw error("torch.clamp: At least one of 'min' or 'max' must not be None");
+  dtype r = x.dtype();
+  if (lo) r = result_type(AnyTensor(zeros({0}, r)), *lo);
+  if (hi) r = result_type(AnyTensor(zeros({0}, r)), *hi);
+  AnyTensor out = x;
+  if (lo) out = maximum(out, wrap(*lo, r));
+  if (hi) out = minimum(out, wrap(*hi, r));
+  return out;
+}
+AnyTensor clamp_min(const AnyTensor& x, const Scalar& lo) { return clamp(x, lo, std::nullopt); }
+AnyTensor clamp_max(const AnyTensor& x, const Scalar& hi) { return clamp(x, std::nullopt, hi); }
+}  // namespace strata

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+// AnyTensor's products, joins and indexing: the operands promoted to their result_type, then
+// one visit_dtype into the typed function.
+module;
+#include <complex>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+#include "dtype_list.hpp"
+module strata.any;
+import strata.error;
+import strata.dtype;
+import strata.shape;
+import strata.tensor;
+import strata.expr;
+import strata.linalg;
+import strata.manip;
+import strata.indexing;
+
+namespace strata {
+namespace {
+using detail::visit_dtype;
+template <class T>
+using tag = std::type_identity<T>;
+
+template <class T>
+std::vector<Tensor<T>> converted(std::span<const AnyTensor> xs) {
+  std::vector<Tensor<T>> out;
+  out.reserve(xs.size());
+  for (const AnyTensor& x : xs) out.push_back(x.to<T>());
+  return out;
+}
+dtype common_dtype(std::span<const AnyTensor> xs, const char* name) {
+  if (xs.empty()) throw error(std::string(name) + "(): expected a non-empty list of Tensors");
+  return result_type(xs);
+}
+// torch.cat and torch.stack promote as promote_types over all inputs (no priority groups).
+dtype joined_dtype(std::span<const AnyTensor> xs, const char* name) {
+  if (xs.empty()) throw error(std::string(name) + "(): expected a non-empty list of Tensors");
+  dtype d = xs[0].dtype();
+  for (const AnyTensor& x : xs) d = promote_types(d, x.dtype());
+  return d;
+}
+Tensor<std::int64_t> index_of(const AnyTensor& index, const char* name) {
+  if (index.dtype() != dtype::int64 && index.dtype() != dtype::int32)
+    throw index_error(std::string(name) + "(): Expected dtype int32/int64 for index");
+  return index.to<std::int64_t>();
+}
+}  // namespace
+
+AnyTensor matmul(const AnyTensor& a, const AnyTensor& b) {
+  const dtype c = result_type(a, b);
+  return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
+    if constexpr (std::is_same_v<T, bool>) detail::throw_not_implemented("matmul", c);
+    else return strata::matmul(a.to<T>(), b.to<T>());
+  });
+}
+AnyTensor einsum(std::string_view equation, const std::vector<AnyTensor>& operands) {
+  const dtype c = common_dtype(operands, "einsum");
+  return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
+    if constexpr (std::is_same_v<T, bool>) detail::throw_not_implemented("einsum", c);
+    else return Tensor<T>(strata::einsum(equation, converted<T>(operands)));
+  });
+}
+AnyTensor cat(const std::vector<AnyTensor>& tensors, std::int64_t dim) {
+  const dtype c = joined_dtype(tensors, "cat");
+  return visit_dtype(c, [&]<class T>(tag<T>) { return AnyTensor(strata::cat(converted<T>(tensors), dim)); });
+}
+AnyTensor stack(const std::vector<AnyTensor>& tensors, std::int64_t dim) {
+  const dtype c = joined_dtype(tensors, "stack");
+  return visit_dtype(c, [&]<class T>(tag<T>) { return AnyTensor(strata::stack(converted<T>(tensors), dim)); });
+}
+AnyTensor index_select(const AnyTensor& x, std::int64_t dim, const AnyTensor& index) {
+  const Tensor<std::int64_t> i = index_of(index, "index_select");
+  return visit_dtype(x.dtype(), [&]<class T>(tag<T>) { return AnyTensor(strata::index_select(x.as<T>(), dim, i)); });
+}
+AnyTensor gather(const AnyTensor& x, std::int64_t dim, const AnyTensor& index) {
+  if (index.dtype() != dtype::int64) throw index_error("gather(): Expected dtype int64 for index");
+  const Tensor<std::int64_t> i = index.as<std::int64_t>();
+  return visit_dtype(x.dtype(), [&]<class T>(tag<T>) { return AnyTensor(strata::gather(x.as<T>(), dim, i)); });
+}
+AnyTensor masked_fill(const AnyTensor& x, const AnyTensor& mask, const Scalar& value) {
+  if (mask.dtype() != dtype::bool_) throw dtype_error("masked_fill_ only supports boolean masks, but got mask with dtype " +
+                                                      std::string(dtype_name(mask.dtype())));
+  const Tensor<bool> m = mask.as<bool>();
+  return visit_dtype(x.dtype(), [&]<class T>(tag<T>) {
+    return AnyTensor(strata::masked_fill(x.as<T>(), m, value.to<T>()));
+  });
+}
+AnyTensor masked_select(const AnyTensor& x, const AnyTensor& mask) {
+  if (mask.dtype() != dtype::bool_) throw dtype_error("masked_select: expected BoolTensor for mask");
+  const Tensor<bool> m = mask.as<bool>();
+  return visit_dtype(x.dtype(), [&]<class T>(tag<T>) { return AnyTensor(strata::masked_select(x.as<T>(), m)); });
+}
+AnyTensor flip(const AnyTensor& x, int_list dims) {
+  return visit_dtype(x.dtype(), [&]<class T>(tag<T>) { return AnyTensor(strata::flip(x.as<T>(), dims)); });
+}
+}  // namespace strata
