@@ -33,69 +33,6 @@ template <class T> inline constexpr bool int_v = std::is_integral_v<T> && !std::
 template <class T> inline constexpr bool real_float_v = !std::is_integral_v<T> && !detail::is_complex_v<T>;
 template <class T> inline constexpr bool real_nonbool_v = real_v<T> && nonbool_v<T>;
 
-#define STRATA_BINARY_OP(NAME, OK, EXPR)                                    \
-  struct NAME##_f {                                                         \
-    static constexpr const char* name = #NAME;                              \
-    template <class T> static constexpr bool ok = OK<T>;                    \
-    template <class A, class B>                                             \
-    auto operator()(const A& a, const B& b) const { return EXPR; }          \
-  };
-STRATA_BINARY_OP(add, all_v, a + b)
-STRATA_BINARY_OP(sub, nonbool_v, a - b)
-STRATA_BINARY_OP(mul, all_v, a * b)
-STRATA_BINARY_OP(div, all_v, a / b)
-STRATA_BINARY_OP(eq, all_v, a == b)
-STRATA_BINARY_OP(ne, all_v, a != b)
-STRATA_BINARY_OP(lt, real_v, a < b)
-STRATA_BINARY_OP(le, real_v, a <= b)
-STRATA_BINARY_OP(gt, real_v, a > b)
-STRATA_BINARY_OP(ge, real_v, a >= b)
-STRATA_BINARY_OP(bitwise_and, bitwise_v, a & b)
-STRATA_BINARY_OP(bitwise_or, bitwise_v, a | b)
-STRATA_BINARY_OP(bitwise_xor, bitwise_v, a ^ b)
-STRATA_BINARY_OP(lshift, int_v, a << b)
-STRATA_BINARY_OP(rshift, int_v, a >> b)
-STRATA_BINARY_OP(pow, nonbool_v, strata::pow(a, b))
-STRATA_BINARY_OP(maximum, real_v, strata::maximum(a, b))
-STRATA_BINARY_OP(minimum, real_v, strata::minimum(a, b))
-STRATA_BINARY_OP(fmod, real_nonbool_v, strata::fmod(a, b))
-STRATA_BINARY_OP(remainder, real_nonbool_v, strata::remainder(a, b))
-STRATA_BINARY_OP(floor_divide, real_nonbool_v, strata::floor_divide(a, b))
-STRATA_BINARY_OP(atan2, real_v, strata::atan2(a, b))
-STRATA_BINARY_OP(hypot, real_float_v, strata::hypot(a, b))
-STRATA_BINARY_OP(copysign, real_v, strata::copysign(a, b))
-STRATA_BINARY_OP(logical_and, all_v, strata::logical_and(a, b))
-STRATA_BINARY_OP(logical_or, all_v, strata::logical_or(a, b))
-#undef STRATA_BINARY_OP
-
-// op(a, b) with both converted to the common dtype c.
-template <class Op>
-AnyTensor run_binary(const AnyTensor& a, const AnyTensor& b, dtype c) {
-  return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
-    if constexpr (Op::template ok<T>) return Op{}(a.to<T>(), b.to<T>());
-    else detail::throw_not_implemented(Op::name, c);
-  });
-}
-// A wrapped number takes part as a 0-dim tensor of the result dtype (its value converted as
-// PyTorch converts it).
-AnyTensor wrap(const Scalar& s, dtype c) { return scalar_tensor(s, c); }
-template <class Op>
-AnyTensor binary(const AnyTensor& a, const AnyTensor& b) { return run_binary<Op>(a, b, result_type(a, b)); }
-template <class Op>
-AnyTensor binary(const AnyTensor& a, const Scalar& b) {
-  const dtype c = result_type(a, b);
-  if constexpr (std::is_same_v<Op, pow_f>) {
-    if (category_of(c) <= category::integral && b.kind() == category::integral && b.to<std::int64_t>() < 0)
-      throw error("Integers to negative integer powers are not allowed.");
-  }
-  return run_binary<Op>(a, wrap(b, c), c);
-}
-template <class Op>
-AnyTensor binary(const Scalar& a, const AnyTensor& b) {
-  const dtype c = result_type(a, b);
-  return run_binary<Op>(wrap(a, c), b, c);
-}
-
 // ---- unary ----
 #define STRATA_UNARY_OP(NAME, OK, EXPR)                                     \
   struct NAME##_f {                                                         \
@@ -150,6 +87,83 @@ AnyTensor unary(const AnyTensor& x) {
     if constexpr (Op::template ok<T>) return Op{}(x.as<T>());
     else detail::throw_not_implemented(Op::name, x.dtype());
   });
+}
+
+// FLOAT: PyTorch computes it in float32 for integer and bool operands, each converted from its
+// own dtype (true division, atan2, copysign: -1 of int8 with uint8 divides as -1.0f, not 255).
+#define STRATA_BINARY_OP_IN(NAME, OK, FLOAT, EXPR)                          \
+  struct NAME##_f {                                                         \
+    static constexpr const char* name = #NAME;                              \
+    static constexpr bool integers_as_float = FLOAT;                        \
+    template <class T> static constexpr bool ok = OK<T>;                    \
+    template <class A, class B>                                             \
+    auto operator()(const A& a, const B& b) const { return EXPR; }          \
+  };
+#define STRATA_BINARY_OP(NAME, OK, EXPR) STRATA_BINARY_OP_IN(NAME, OK, false, EXPR)
+STRATA_BINARY_OP(add, all_v, a + b)
+STRATA_BINARY_OP(sub, nonbool_v, a - b)
+STRATA_BINARY_OP(mul, all_v, a * b)
+STRATA_BINARY_OP_IN(div, all_v, true, a / b)
+STRATA_BINARY_OP(eq, all_v, a == b)
+STRATA_BINARY_OP(ne, all_v, a != b)
+STRATA_BINARY_OP(lt, real_v, a < b)
+STRATA_BINARY_OP(le, real_v, a <= b)
+STRATA_BINARY_OP(gt, real_v, a > b)
+STRATA_BINARY_OP(ge, real_v, a >= b)
+STRATA_BINARY_OP(bitwise_and, bitwise_v, a & b)
+STRATA_BINARY_OP(bitwise_or, bitwise_v, a | b)
+STRATA_BINARY_OP(bitwise_xor, bitwise_v, a ^ b)
+STRATA_BINARY_OP(lshift, int_v, a << b)
+STRATA_BINARY_OP(rshift, int_v, a >> b)
+STRATA_BINARY_OP(pow, nonbool_v, strata::pow(a, b))
+STRATA_BINARY_OP(maximum, real_v, strata::maximum(a, b))
+STRATA_BINARY_OP(minimum, real_v, strata::minimum(a, b))
+STRATA_BINARY_OP(fmod, real_nonbool_v, strata::fmod(a, b))
+STRATA_BINARY_OP(remainder, real_nonbool_v, strata::remainder(a, b))
+STRATA_BINARY_OP(floor_divide, real_nonbool_v, strata::floor_divide(a, b))
+STRATA_BINARY_OP_IN(atan2, real_v, true, strata::atan2(a, b))
+STRATA_BINARY_OP(hypot, real_float_v, strata::hypot(a, b))
+STRATA_BINARY_OP_IN(copysign, real_v, true, strata::copysign(a, b))
+STRATA_BINARY_OP(logical_and, all_v, strata::logical_and(a, b))
+STRATA_BINARY_OP(logical_or, all_v, strata::logical_or(a, b))
+#undef STRATA_BINARY_OP
+#undef STRATA_BINARY_OP_IN
+
+// op(a, b) with both converted to the common dtype c (float32 for integers where Op computes
+// in float). PyTorch refuses a bool operand of a subtraction whatever the other one is.
+template <class Op>
+AnyTensor run_binary(const AnyTensor& a, const AnyTensor& b, dtype c) {
+  if constexpr (std::is_same_v<Op, sub_f>) {
+    if (a.dtype() == dtype::bool_ || b.dtype() == dtype::bool_)
+      throw dtype_error("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                        "invert a mask, use the `~` or `logical_not()` operator instead.");
+  }
+  if constexpr (Op::integers_as_float) c = true_divide_type(c);
+  return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
+    if constexpr (Op::template ok<T>) return Op{}(a.to<T>(), b.to<T>());
+    else detail::throw_not_implemented(Op::name, c);
+  });
+}
+// A wrapped number takes part as a 0-dim tensor of the result dtype (its value converted as
+// PyTorch converts it).
+AnyTensor wrap(const Scalar& s, dtype c) { return scalar_tensor(s, c); }
+template <class Op>
+AnyTensor binary(const AnyTensor& a, const AnyTensor& b) { return run_binary<Op>(a, b, result_type(a, b)); }
+template <class Op>
+AnyTensor binary(const AnyTensor& a, const Scalar& b) {
+  const dtype c = result_type(a, b);
+  if constexpr (std::is_same_v<Op, pow_f>) {
+    if (category_of(c) <= category::integral && b.kind() == category::integral && b.to<std::int64_t>() < 0)
+      throw error("Integers to negative integer powers are not allowed.");
+  }
+  return run_binary<Op>(a, wrap(b, c), c);
+}
+template <class Op>
+AnyTensor binary(const Scalar& a, const AnyTensor& b) {
+  // number / tensor is reciprocal(tensor) * number, as PyTorch computes it.
+  if constexpr (std::is_same_v<Op, div_f>) return binary<mul_f>(unary<reciprocal_f>(b), a);
+  const dtype c = result_type(a, b);
+  return run_binary<Op>(wrap(a, c), b, c);
 }
 
 // The dtype an in-place op writes: the result type (true division: float for integers),
