@@ -16,79 +16,10 @@ import strata.dtype;
 import strata.shape;
 import strata.tensor;
 import strata.expr;
+#include "any_dispatch.hpp"
 
 namespace strata {
 namespace {
-using detail::visit_dtype;
-template <class T>
-using tag = std::type_identity<T>;
-
-// Which computation dtypes each typed operation accepts (the typed functions refuse the
-// others at compile time; here they throw PyTorch's "not implemented").
-template <class T> inline constexpr bool all_v = true;
-template <class T> inline constexpr bool nonbool_v = !std::is_same_v<T, bool>;
-template <class T> inline constexpr bool real_v = !detail::is_complex_v<T>;
-template <class T> inline constexpr bool bitwise_v = std::is_integral_v<T>;
-template <class T> inline constexpr bool int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-template <class T> inline constexpr bool real_float_v = !std::is_integral_v<T> && !detail::is_complex_v<T>;
-template <class T> inline constexpr bool real_nonbool_v = real_v<T> && nonbool_v<T>;
-
-// ---- unary ----
-#define STRATA_UNARY_OP(NAME, OK, EXPR)                                     \
-  struct NAME##_f {                                                         \
-    static constexpr const char* name = #NAME;                              \
-    template <class T> static constexpr bool ok = OK<T>;                    \
-    template <class X>                                                      \
-    auto operator()(const X& x) const { return EXPR; }                      \
-  };
-#define STRATA_FUNCTION_OP(NAME, OK) STRATA_UNARY_OP(NAME, OK, strata::NAME(x))
-STRATA_FUNCTION_OP(abs, nonbool_v)
-STRATA_UNARY_OP(neg, nonbool_v, -x)
-STRATA_FUNCTION_OP(exp, all_v)
-STRATA_FUNCTION_OP(expm1, real_v)
-STRATA_FUNCTION_OP(log, all_v)
-STRATA_FUNCTION_OP(log1p, real_v)
-STRATA_FUNCTION_OP(log2, real_v)
-STRATA_FUNCTION_OP(log10, real_v)
-STRATA_FUNCTION_OP(exp2, real_v)
-STRATA_FUNCTION_OP(sqrt, all_v)
-STRATA_FUNCTION_OP(rsqrt, real_v)
-STRATA_FUNCTION_OP(sin, all_v)
-STRATA_FUNCTION_OP(cos, all_v)
-STRATA_FUNCTION_OP(tan, all_v)
-STRATA_FUNCTION_OP(tanh, all_v)
-STRATA_FUNCTION_OP(sigmoid, real_v)
-STRATA_FUNCTION_OP(relu, real_nonbool_v)
-STRATA_FUNCTION_OP(floor, real_v)
-STRATA_FUNCTION_OP(ceil, real_v)
-STRATA_FUNCTION_OP(round, real_v)
-STRATA_FUNCTION_OP(trunc, real_v)
-STRATA_FUNCTION_OP(frac, real_float_v)
-STRATA_FUNCTION_OP(sign, real_v)
-STRATA_FUNCTION_OP(erf, real_v)
-STRATA_FUNCTION_OP(erfc, real_v)
-STRATA_FUNCTION_OP(square, all_v)
-STRATA_FUNCTION_OP(reciprocal, all_v)
-STRATA_FUNCTION_OP(conj, all_v)
-STRATA_FUNCTION_OP(silu, real_float_v)
-STRATA_FUNCTION_OP(isnan, all_v)
-STRATA_FUNCTION_OP(isinf, all_v)
-STRATA_FUNCTION_OP(isfinite, all_v)
-STRATA_FUNCTION_OP(isposinf, real_v)
-STRATA_FUNCTION_OP(isneginf, real_v)
-STRATA_FUNCTION_OP(logical_not, all_v)
-STRATA_UNARY_OP(bitwise_not, bitwise_v, ~x)
-#undef STRATA_FUNCTION_OP
-#undef STRATA_UNARY_OP
-
-template <class Op>
-AnyTensor unary(const AnyTensor& x) {
-  return visit_dtype(x.dtype(), [&]<class T>(tag<T>) -> AnyTensor {
-    if constexpr (Op::template ok<T>) return Op{}(x.as<T>());
-    else detail::throw_not_implemented(Op::name, x.dtype());
-  });
-}
-
 // FLOAT: PyTorch computes it in float32 for integer and bool operands, each converted from its
 // own dtype (true division, atan2, copysign: -1 of int8 with uint8 divides as -1.0f, not 255).
 #define STRATA_BINARY_OP_IN(NAME, OK, FLOAT, EXPR)                          \
@@ -140,7 +71,8 @@ AnyTensor run_binary(const AnyTensor& a, const AnyTensor& b, dtype c) {
   }
   if constexpr (Op::integers_as_float) c = true_divide_type(c);
   return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
-    if constexpr (Op::template ok<T>) return Op{}(a.to<T>(), b.to<T>());
+    if constexpr (Op::integers_as_float && std::is_integral_v<T>) throw_unreachable();  // c is float32 then
+    else if constexpr (Op::template ok<T>) return Op{}(a.to<T>(), b.to<T>());
     else detail::throw_not_implemented(Op::name, c);
   });
 }
@@ -161,7 +93,7 @@ AnyTensor binary(const AnyTensor& a, const Scalar& b) {
 template <class Op>
 AnyTensor binary(const Scalar& a, const AnyTensor& b) {
   // number / tensor is reciprocal(tensor) * number, as PyTorch computes it.
-  if constexpr (std::is_same_v<Op, div_f>) return binary<mul_f>(unary<reciprocal_f>(b), a);
+  if constexpr (std::is_same_v<Op, div_f>) return binary<mul_f>(strata::reciprocal(b), a);
   const dtype c = result_type(a, b);
   return run_binary<Op>(wrap(a, c), b, c);
 }
@@ -185,7 +117,9 @@ void compound(const AnyTensor& self, const AnyTensor& other, dtype c, bool true_
     return;
   }
   visit_dtype(c, [&]<class T>(tag<T>) {
-    if constexpr (Op::template ok<T>) {
+    if constexpr (Op::integers_as_float && std::is_integral_v<T>) {
+      throw_unreachable();  // the result is float32, not self's dtype: copied above
+    } else if constexpr (Op::template ok<T>) {
       const Tensor<T> s = self.as<T>();
       s.assign(Op{}(s, other.to<T>()));
     } else {
@@ -201,14 +135,6 @@ void compound(const AnyTensor& self, const AnyTensor& other, dtype c, bool true_
   AnyTensor F(const Scalar& a, const AnyTensor& b) { return binary<OP##_f>(a, b); }
 STRATA_ANY_BINARY(STRATA_DEFINE_BINARY)
 #undef STRATA_DEFINE_BINARY
-
-#define STRATA_DEFINE_UNARY(F) \
-  AnyTensor F(const AnyTensor& x) { return unary<F##_f>(x); }
-STRATA_ANY_UNARY(STRATA_DEFINE_UNARY)
-#undef STRATA_DEFINE_UNARY
-AnyTensor operator-(const AnyTensor& x) { return unary<neg_f>(x); }
-AnyTensor operator~(const AnyTensor& x) { return unary<bitwise_not_f>(x); }
-AnyTensor operator!(const AnyTensor& x) { return unary<logical_not_f>(x); }
 
 #define STRATA_DEFINE_COMPOUND(SYM, OP, TRUE_DIVISION)                                  \
   AnyTensor& AnyTensor::operator SYM(const AnyTensor& other) {                          \

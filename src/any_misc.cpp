@@ -20,12 +20,10 @@ import strata.expr;
 import strata.linalg;
 import strata.manip;
 import strata.indexing;
+#include "any_dispatch.hpp"
 
 namespace strata {
 namespace {
-using detail::visit_dtype;
-template <class T>
-using tag = std::type_identity<T>;
 
 template <class T>
 std::vector<Tensor<T>> converted(std::span<const AnyTensor> xs) {

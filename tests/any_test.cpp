@@ -380,3 +380,55 @@ TEST_CASE("the typed engine takes erf and erfc of bool tensors (float32, as torc
   CHECK(e.to_vector()[1] == 0.0f);
   CHECK(st::AnyTensor(st::from_vector<bool>({true})).erfc().dtype() == st::dtype::float32);
 }
+
+TEST_CASE("a PyTorch script over a file of unknown dtype ports line by line onto AnyTensor", "[any][port]") {
+  // The Python (torch 1.13) it ports, with its printed values:
+  //   np.save("data.npy", (np.arange(24, dtype=np.int16).reshape(4, 6) * 7) % 11 - 3)
+  //   x = torch.from_numpy(np.load("data.npy"))
+  //   scale = torch.tensor(0.5, dtype=torch.float64)
+  //   y = (x * scale + 1).clamp(min=0)                    # float64: the 0-dim double raises the category
+  //   m = y.mean(dim=1, keepdim=True)
+  //   z = torch.where(y > m, y - m, torch.zeros_like(y))  # z.sum() == 15.5
+  //   u = z * torch.ones(6, dtype=torch.float32)         # float64
+  //   v = (x.float() * scale).dtype                       # float32: a 0-dim double does not widen
+  //   idx = z.argmax(dim=1)                               # [3, 0, 2, 2]
+  //   top = z.topk(2, dim=1).values
+  //   out = torch.cat([z, top], dim=1).to(torch.float32)  # [4, 8], sum 29.5
+  //   k = (x > 2).sum(1)                                  # int64 [3, 2, 4, 2]
+  //   g = x.to(torch.float32).requires_grad_()
+  //   loss = (g * scale).pow(2).mean(); loss.backward()   # g.grad[0] == [-0.0625, 0.08333334, 0, ...]
+  //   np.save("out.npy", out.numpy())
+  const auto path = (std::filesystem::temp_directory_path() / "strata_any_port.npy").string();
+  st::save_npy(path, (st::arange<std::int16_t>(24).view({4, 6}) * 7) % 11 - 3);
+  auto x = st::load_npy(path);
+  auto scale = st::scalar_tensor(0.5, st::dtype::float64);
+  auto y = (x * scale + 1).clamp_min(0);
+  CHECK(y.dtype() == st::dtype::float64);
+  CHECK(y[0].to_vector<double>() == std::vector<double>{0.0, 3.0, 1.0, 4.5, 2.5, 0.5});
+  auto m = y.mean(1, true);
+  auto z = st::where(y > m, y - m, st::zeros_like(y));
+  CHECK(z.dtype() == st::dtype::float64);
+  CHECK(z.sum().item<double>() == 15.5);
+  auto u = z * st::ones({6}, st::dtype::float32);
+  CHECK(u.dtype() == st::dtype::float64);
+  auto v = (x.to<float>() * scale).dtype();
+  CHECK(v == st::dtype::float32);
+  auto idx = z.argmax(1);
+  CHECK(idx.to_vector() == std::vector<std::int64_t>{3, 0, 2, 2});
+  auto top = z.topk(2, 1).values;
+  auto out = st::cat({z, top}, 1).to(st::dtype::float32);
+  CHECK(out.sizes() == st::int_list{4, 8});
+  CHECK(out.sum().item<double>() == 29.5);
+  auto k = (x > 2).sum(1);
+  CHECK(k.dtype() == st::dtype::int64);
+  CHECK(k.to_vector<std::int64_t>() == std::vector<std::int64_t>{3, 2, 4, 2});
+  auto g = x.to(st::dtype::float32).requires_grad_();
+  auto loss = (g * scale).pow(2).mean();
+  loss.backward();
+  const auto g0 = g.grad()[0].to_vector<float>();
+  const std::vector<double> want = {-0.0625, 0.0833333358168602, 0.0, 0.1458333432674408, 0.0625, -0.02083333395421505};
+  for (std::size_t i = 0; i < want.size(); ++i) CHECK(g0[i] == Approx(want[i]).epsilon(1e-6));
+  st::save_npy(path, out);
+  CHECK(st::npy_header(path).dtype == st::dtype::float32);
+  std::filesystem::remove(path);
+}
