@@ -235,6 +235,14 @@ class AnyTensor : public tensor_methods<AnyTensor> {
   AnyTensor unsqueeze(std::int64_t dim) const;
   /// Dims start_dim..end_dim merged.
   AnyTensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  /// PyTorch's indexing, as Tensor<T>::index: t.index({1, st::slice(), st::none}), a bool mask,
+  /// an int64 index tensor (views for ints and slices, copies for tensors).
+  AnyTensor index(std::initializer_list<tensor_index> indices) const;
+  /// index() with the entries in a vector.
+  AnyTensor index(const std::vector<tensor_index>& indices) const;
+  /// Writes values (converted to this dtype) at the indexed elements; accumulate adds them.
+  const AnyTensor& index_put_(const std::vector<tensor_index>& indices, const AnyTensor& values,
+                              bool accumulate = false) const;
   /// The slice at index of dim 0 (a view), as t[i].
   AnyTensor operator[](std::int64_t index) const { return select(0, index); }
 
@@ -419,6 +427,11 @@ AnyTensor flip(const AnyTensor& x, int_list dims);
 AnyTensor load_npy(const std::string& path);
 /// Writes t as a .npy file of its dtype.
 void save_npy(const std::string& path, const AnyTensor& t);
+/// Every array of a .npz archive, each of its own dtype, in the archive's order (np.load).
+std::vector<std::pair<std::string, AnyTensor>> load_npz(const std::string& path);
+/// Writes named tensors of any dtypes as a .npz archive (np.savez; compressed: np.savez_compressed).
+void save_npz(const std::string& path, const std::vector<std::pair<std::string, AnyTensor>>& arrays,
+              bool compressed = false);
 /// Tensor name of an open .safetensors file, of whatever dtype it holds (a view of the mapped
 /// file where aligned; safe_open's get_tensor).
 AnyTensor get_tensor(const SafetensorsFile& file, const std::string& name);

@@ -289,6 +289,18 @@ AnyTensor load_npy(const std::string& path) {
 void save_npy(const std::string& path, const AnyTensor& t) {
   visit_dtype(t.dtype(), [&]<class T>(tag<T>) { save_npy(path, t.as<T>()); });
 }
+std::vector<std::pair<std::string, AnyTensor>> load_npz(const std::string& path) {
+  NpzFile f(path);
+  std::vector<std::pair<std::string, AnyTensor>> out;
+  for (std::size_t i = 0; i < f.size(); ++i)
+    out.emplace_back(f.name(i), visit_dtype(f.dtype(i), [&]<class T>(tag<T>) { return AnyTensor(f.read<T>(i)); }));
+  return out;
+}
+void save_npz(const std::string& path, const std::vector<std::pair<std::string, AnyTensor>>& arrays, bool compressed) {
+  NpzWriter w(path, compressed);
+  for (const auto& [name, t] : arrays) visit_dtype(t.dtype(), [&]<class T>(tag<T>) { w.add(name, t.as<T>()); });
+  w.finish();
+}
 AnyTensor get_tensor(const SafetensorsFile& file, const std::string& name) {
   return visit_dtype(file.dtype(name), [&]<class T>(tag<T>) { return AnyTensor(file.get<T>(name)); });
 }

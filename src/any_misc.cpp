@@ -94,6 +94,17 @@ AnyTensor masked_select(const AnyTensor& x, const AnyTensor& mask) {
   const Tensor<bool> m = mask.as<bool>();
   return visit_dtype(x.dtype(), [&]<class T>(tag<T>) { return AnyTensor(strata::masked_select(x.as<T>(), m)); });
 }
+AnyTensor AnyTensor::index(std::initializer_list<tensor_index> indices) const {
+  return index(std::vector<tensor_index>(indices));
+}
+AnyTensor AnyTensor::index(const std::vector<tensor_index>& indices) const {
+  return visit_dtype(dtype(), [&]<class T>(tag<T>) { return AnyTensor(as<T>().index(indices)); });
+}
+const AnyTensor& AnyTensor::index_put_(const std::vector<tensor_index>& indices, const AnyTensor& values,
+                                       bool accumulate) const {
+  visit_dtype(dtype(), [&]<class T>(tag<T>) { as<T>().index_put_(indices, values.to<T>(), accumulate); });
+  return *this;
+}
 AnyTensor flip(const AnyTensor& x, int_list dims) {
   return visit_dtype(x.dtype(), [&]<class T>(tag<T>) { return AnyTensor(strata::flip(x.as<T>(), dims)); });
 }

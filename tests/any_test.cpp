@@ -432,3 +432,39 @@ TEST_CASE("a PyTorch script over a file of unknown dtype ports line by line onto
   CHECK(st::npy_header(path).dtype == st::dtype::float32);
   std::filesystem::remove(path);
 }
+
+TEST_CASE(".npz archives of mixed dtypes read and write through AnyTensor", "[any][io]") {
+  for (const std::string name : {"stored.npz", "deflated.npz"}) {
+    INFO(name);
+    const auto arrays = st::load_npz(golden::path("npy/" + name));
+    REQUIRE(arrays.size() == 8);
+    CHECK(arrays[0].first == "f32");
+    CHECK(arrays[0].second.dtype() == st::dtype::float32);
+    CHECK(arrays[1].second.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, -2, 3});
+    CHECK(arrays[4].second.dtype() == st::dtype::int16);
+    CHECK(arrays[5].second.item<double>() == 2.5);
+    CHECK(arrays[7].second.dtype() == st::dtype::uint8);
+  }
+  const auto tmp = (std::filesystem::temp_directory_path() / "strata_any_mixed.npz").string();
+  st::save_npz(tmp, {{"a", st::AnyTensor(st::arange<std::int32_t>(4))}, {"b", st::ones({3}, st::dtype::float16)}},
+               /*compressed=*/true);
+  const auto back = st::load_npz(tmp);
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].second.dtype() == st::dtype::int32);
+  CHECK(back[1].second.dtype() == st::dtype::float16);
+  CHECK(back[1].second.sum().item<double>() == 3.0);
+  std::filesystem::remove(tmp);
+}
+
+TEST_CASE("AnyTensor indexes as Tensor<T>::index does", "[any][indexing]") {
+  const st::AnyTensor x = st::arange<std::int32_t>(24).view({2, 3, 4});
+  const st::AnyTensor row = x.index({1, st::slice{}, 2});
+  CHECK(row.dtype() == st::dtype::int32);
+  CHECK(row.is_alias_of(x));
+  CHECK(row.to_vector<int>() == std::vector<int>{14, 18, 22});
+  CHECK(x.index({st::none, 0, st::slice{1, std::nullopt, 1}}).sizes() == st::int_list{1, 2, 4});
+  CHECK(x.index({(x > 20).as<bool>()}).to_vector<int>() == std::vector<int>{21, 22, 23});
+  const st::AnyTensor y = st::zeros({3}, st::dtype::float64);
+  y.index_put_({st::from_vector<std::int64_t>({0, 2})}, st::AnyTensor(st::from_vector<float>({1.5f, 2.5f})));
+  CHECK(y.to_vector<double>() == std::vector<double>{1.5, 0.0, 2.5});
+}
