@@ -32,19 +32,21 @@ AnyTensor prod(const AnyTensor& x, int_list dims, bool keepdim) {
 }
 // amax and amin of the narrow integers and bool read them as int64 (exact), so that they run
 // the loops compiled for int64 rather than a set of their own per dtype.
-AnyTensor amax(const AnyTensor& x, int_list dims, bool keepdim) {
-  return on_dtype<real_t_>(x, "amax", [&]<class T>(const Tensor<T>& t) {
+namespace {
+template <class F>
+AnyTensor extreme(const AnyTensor& x, const char* name, F&& reduce) {
+  return on_dtype<real_t_>(x, name, [&]<class T>(const Tensor<T>& t) {
     if constexpr (std::is_integral_v<T> && sizeof(T) < 8)
-      return AnyTensor(strata::amax(strata::cast<std::int64_t>(t), dims, keepdim)).to(x.dtype());
-    else return AnyTensor(strata::amax(t, dims, keepdim));
+      return AnyTensor(reduce(strata::cast<std::int64_t>(t))).to(x.dtype());
+    else return AnyTensor(reduce(t));
   });
 }
+}  // namespace
+AnyTensor amax(const AnyTensor& x, int_list dims, bool keepdim) {
+  return extreme(x, "amax", [&](const auto& v) { return strata::amax(v, dims, keepdim); });
+}
 AnyTensor amin(const AnyTensor& x, int_list dims, bool keepdim) {
-  return on_dtype<real_t_>(x, "amin", [&]<class T>(const Tensor<T>& t) {
-    if constexpr (std::is_integral_v<T> && sizeof(T) < 8)
-      return AnyTensor(strata::amin(strata::cast<std::int64_t>(t), dims, keepdim)).to(x.dtype());
-    else return AnyTensor(strata::amin(t, dims, keepdim));
-  });
+  return extreme(x, "amin", [&](const auto& v) { return strata::amin(v, dims, keepdim); });
 }
 AnyTensor all(const AnyTensor& x, int_list dims, bool keepdim) {
   return on_dtype<all_t>(x, "all", [&](const auto& t) { return AnyTensor(strata::all(t, dims, keepdim)); });

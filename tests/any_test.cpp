@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
