@@ -60,25 +60,48 @@ STRATA_BINARY_OP(logical_or, all_v, strata::logical_or(a, b))
 #undef STRATA_BINARY_OP
 #undef STRATA_BINARY_OP_IN
 
+bool is_bool(const AnyTensor& x) { return x.dtype() == dtype::bool_; }
+bool is_bool(const Scalar& x) { return x.kind() == category::boolean; }
+
 // op(a, b) with both converted to the common dtype c (float32 for integers where Op computes
-// in float). PyTorch refuses a bool operand of a subtraction whatever the other one is.
-template <class Op>
-AnyTensor run_binary(const AnyTensor& a, const AnyTensor& b, dtype c) {
+// in float): b is a tensor (to<T>() converts it unless it is already of T) or a wrapped number
+// (to<T>() gives its value as a T, which the typed operation takes as a scalar: a scalar of
+// the tensor's type keeps the tensor's dtype). PyTorch refuses a bool operand of a subtraction
+// whatever the other one is.
+template <class Op, class A, class B>
+AnyTensor run_binary(const A& a, const B& b, dtype c) {
   if constexpr (std::is_same_v<Op, sub_f>) {
-    if (a.dtype() == dtype::bool_ || b.dtype() == dtype::bool_)
+    if (is_bool(a) || is_bool(b))
       throw dtype_error("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
                         "invert a mask, use the `~` or `logical_not()` operator instead.");
   }
   if constexpr (Op::integers_as_float) c = true_divide_type(c);
   return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
     if constexpr (Op::integers_as_float && std::is_integral_v<T>) throw_unreachable();  // c is float32 then
-    else if constexpr (Op::template ok<T>) return Op{}(a.to<T>(), b.to<T>());
+    else if constexpr (Op::template ok<T>) return Op{}(a.template to<T>(), b.template to<T>());
     else detail::throw_not_implemented(Op::name, c);
   });
 }
-// A wrapped number takes part as a 0-dim tensor of the result dtype (its value converted as
-// PyTorch converts it).
+// A wrapped number as a 0-dim tensor of the result dtype (its value converted as PyTorch
+// converts it), for a number before a tensor in an operation that does not commute.
 AnyTensor wrap(const Scalar& s, dtype c) { return scalar_tensor(s, c); }
+// The operation with its operands swapped, where that is exact: number op tensor becomes
+// tensor op' number (one kernel per dtype for both orders).
+template <class Op> struct mirror { using type = void; };
+template <> struct mirror<add_f> { using type = add_f; };
+template <> struct mirror<mul_f> { using type = mul_f; };
+template <> struct mirror<eq_f> { using type = eq_f; };
+template <> struct mirror<ne_f> { using type = ne_f; };
+template <> struct mirror<lt_f> { using type = gt_f; };
+template <> struct mirror<le_f> { using type = ge_f; };
+template <> struct mirror<gt_f> { using type = lt_f; };
+template <> struct mirror<ge_f> { using type = le_f; };
+template <> struct mirror<bitwise_and_f> { using type = bitwise_and_f; };
+template <> struct mirror<bitwise_or_f> { using type = bitwise_or_f; };
+template <> struct mirror<bitwise_xor_f> { using type = bitwise_xor_f; };
+template <> struct mirror<logical_and_f> { using type = logical_and_f; };
+template <> struct mirror<logical_or_f> { using type = logical_or_f; };
+
 template <class Op>
 AnyTensor binary(const AnyTensor& a, const AnyTensor& b) { return run_binary<Op>(a, b, result_type(a, b)); }
 template <class Op>
@@ -88,14 +111,17 @@ AnyTensor binary(const AnyTensor& a, const Scalar& b) {
     if (category_of(c) <= category::integral && b.kind() == category::integral && b.to<std::int64_t>() < 0)
       throw error("Integers to negative integer powers are not allowed.");
   }
-  return run_binary<Op>(a, wrap(b, c), c);
+  return run_binary<Op>(a, b, c);
 }
 template <class Op>
 AnyTensor binary(const Scalar& a, const AnyTensor& b) {
   // number / tensor is reciprocal(tensor) * number, as PyTorch computes it.
   if constexpr (std::is_same_v<Op, div_f>) return binary<mul_f>(strata::reciprocal(b), a);
-  const dtype c = result_type(a, b);
-  return run_binary<Op>(wrap(a, c), b, c);
+  else if constexpr (!std::is_void_v<typename mirror<Op>::type>) return binary<typename mirror<Op>::type>(b, a);
+  else {
+    const dtype c = result_type(a, b);
+    return run_binary<Op>(wrap(a, c), b, c);
+  }
 }
 
 // The dtype an in-place op writes: the result type (true division: float for integers),
@@ -109,8 +135,8 @@ dtype inplace_result(const AnyTensor& self, dtype c, bool true_division) {
 }
 // self op= other: in the typed engine when the result dtype is self's, else computed in the
 // result dtype and copied back (PyTorch computes in the common dtype, then casts).
-template <class Op>
-void compound(const AnyTensor& self, const AnyTensor& other, dtype c, bool true_division) {
+template <class Op, class B>
+void compound(const AnyTensor& self, const B& other, dtype c, bool true_division) {
   const dtype r = inplace_result(self, c, true_division);
   if (r != self.dtype() || c != self.dtype()) {
     self.copy_(run_binary<Op>(self, other, c));
@@ -121,7 +147,7 @@ void compound(const AnyTensor& self, const AnyTensor& other, dtype c, bool true_
       throw_unreachable();  // the result is float32, not self's dtype: copied above
     } else if constexpr (Op::template ok<T>) {
       const Tensor<T> s = self.as<T>();
-      s.assign(Op{}(s, other.to<T>()));
+      s.assign(Op{}(s, other.template to<T>()));
     } else {
       detail::throw_not_implemented(Op::name, c);
     }
@@ -143,7 +169,7 @@ STRATA_ANY_BINARY(STRATA_DEFINE_BINARY)
   }                                                                                     \
   AnyTensor& AnyTensor::operator SYM(const Scalar& value) {                             \
     const strata::dtype c = result_type(*this, value);                                          \
-    compound<OP##_f>(*this, wrap(value, c), c, TRUE_DIVISION);                          \
+    compound<OP##_f>(*this, value, c, TRUE_DIVISION);                                   \
     return *this;                                                                       \
   }
 STRATA_DEFINE_COMPOUND(+=, add, false)
