@@ -5,6 +5,7 @@
 module;
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -68,13 +69,15 @@ bool is_bool(const Scalar& x) { return x.kind() == category::boolean; }
 // (to<T>() gives its value as a T, which the typed operation takes as a scalar: a scalar of
 // the tensor's type keeps the tensor's dtype). PyTorch refuses a bool operand of a subtraction
 // whatever the other one is.
+template <class A, class B>
+void check_sub(const A& a, const B& b) {
+  if (is_bool(a) || is_bool(b))
+    throw dtype_error("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                      "invert a mask, use the `~` or `logical_not()` operator instead.");
+}
 template <class Op, class A, class B>
 AnyTensor run_binary(const A& a, const B& b, dtype c) {
-  if constexpr (std::is_same_v<Op, sub_f>) {
-    if (is_bool(a) || is_bool(b))
-      throw dtype_error("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
-                        "invert a mask, use the `~` or `logical_not()` operator instead.");
-  }
+  if constexpr (std::is_same_v<Op, sub_f>) check_sub(a, b);
   if constexpr (Op::integers_as_float) c = true_divide_type(c);
   return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
     if constexpr (Op::integers_as_float && std::is_integral_v<T>) throw_unreachable();  // c is float32 then
@@ -115,6 +118,7 @@ AnyTensor binary(const AnyTensor& a, const Scalar& b) {
 }
 template <class Op>
 AnyTensor binary(const Scalar& a, const AnyTensor& b) {
+  if constexpr (std::is_same_v<Op, sub_f>) check_sub(a, b);
   // number / tensor is reciprocal(tensor) * number, as PyTorch computes it.
   if constexpr (std::is_same_v<Op, div_f>) return binary<mul_f>(strata::reciprocal(b), a);
   else if constexpr (!std::is_void_v<typename mirror<Op>::type>) return binary<typename mirror<Op>::type>(b, a);
@@ -137,6 +141,7 @@ dtype inplace_result(const AnyTensor& self, dtype c, bool true_division) {
 // result dtype and copied back (PyTorch computes in the common dtype, then casts).
 template <class Op, class B>
 void compound(const AnyTensor& self, const B& other, dtype c, bool true_division) {
+  if constexpr (std::is_same_v<Op, sub_f>) check_sub(self, other);
   const dtype r = inplace_result(self, c, true_division);
   if (r != self.dtype() || c != self.dtype()) {
     self.copy_(run_binary<Op>(self, other, c));
@@ -195,10 +200,26 @@ AnyTensor clamp(const AnyTensor& x, const std::optional<Scalar>& lo, const std::
   dtype r = x.dtype();
   if (lo) r = result_type(AnyTensor(zeros({0}, r)), *lo);
   if (hi) r = result_type(AnyTensor(zeros({0}, r)), *hi);
-  AnyTensor out = x;
-  if (lo) out = maximum(out, wrap(*lo, r));
-  if (hi) out = minimum(out, wrap(*hi, r));
-  return out;
+  // The typed clamp with number bounds: one kernel, and the gradient passes on the closed
+  // interval [lo, hi] as PyTorch's (a missing bound is the dtype's widest).
+  return visit_dtype(r, [&]<class T>(tag<T>) -> AnyTensor {
+    if constexpr (!real_nonbool_v<T>) {
+      detail::throw_not_implemented("clamp", r);
+    } else {
+      constexpr double inf = std::numeric_limits<double>::infinity();
+      T low, high;
+      if constexpr (std::is_integral_v<T>) {
+        low = std::numeric_limits<T>::lowest();
+        high = std::numeric_limits<T>::max();
+      } else {
+        low = detail::convert<T>(-inf);
+        high = detail::convert<T>(inf);
+      }
+      if (lo) low = lo->to<T>();
+      if (hi) high = hi->to<T>();
+      return strata::clamp(x.to<T>(), low, high);
+    }
+  });
 }
 AnyTensor clamp_min(const AnyTensor& x, const Scalar& lo) { return clamp(x, lo, std::nullopt); }
 AnyTensor clamp_max(const AnyTensor& x, const Scalar& hi) { return clamp(x, std::nullopt, hi); }

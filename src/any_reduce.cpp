@@ -48,11 +48,14 @@ AnyTensor amax(const AnyTensor& x, int_list dims, bool keepdim) {
 AnyTensor amin(const AnyTensor& x, int_list dims, bool keepdim) {
   return extreme(x, "amin", [&](const auto& v) { return strata::amin(v, dims, keepdim); });
 }
+// all and any give bool, but uint8 for a uint8 input (as torch 1.13).
 AnyTensor all(const AnyTensor& x, int_list dims, bool keepdim) {
-  return on_dtype<all_t>(x, "all", [&](const auto& t) { return AnyTensor(strata::all(t, dims, keepdim)); });
+  const AnyTensor r = on_dtype<all_t>(x, "all", [&](const auto& t) { return AnyTensor(strata::all(t, dims, keepdim)); });
+  return x.dtype() == dtype::uint8 ? r.to(dtype::uint8) : r;
 }
 AnyTensor any(const AnyTensor& x, int_list dims, bool keepdim) {
-  return on_dtype<all_t>(x, "any", [&](const auto& t) { return AnyTensor(strata::any(t, dims, keepdim)); });
+  const AnyTensor r = on_dtype<all_t>(x, "any", [&](const auto& t) { return AnyTensor(strata::any(t, dims, keepdim)); });
+  return x.dtype() == dtype::uint8 ? r.to(dtype::uint8) : r;
 }
 AnyTensor nansum(const AnyTensor& x, int_list dims, bool keepdim) {
   return on_dtype<real_t_>(x, "nansum", [&](const auto& t) { return AnyTensor(strata::nansum(t, dims, keepdim)); });

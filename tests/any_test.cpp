@@ -469,3 +469,26 @@ TEST_CASE("AnyTensor indexes as Tensor<T>::index does", "[any][indexing]") {
   y.index_put_({st::from_vector<std::int64_t>({0, 2})}, st::AnyTensor(st::from_vector<float>({1.5f, 2.5f})));
   CHECK(y.to_vector<double>() == std::vector<double>{1.5, 0.0, 2.5});
 }
+
+TEST_CASE("AnyTensor clamp, bool subtraction and all/any of uint8 follow torch", "[any][ops]") {
+  // torch: x = tensor([0., 0.5, 1.], requires_grad=True); x.clamp(0, 1).sum().backward()
+  //   x.grad == [1., 1., 1.] (the gradient passes on the closed interval)
+  st::AnyTensor x = st::from_vector<float>({0.0f, 0.5f, 1.0f, 2.0f});
+  x.requires_grad_();
+  st::clamp(x, 0, 1).sum().backward();
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{1, 1, 1, 0});
+  const st::AnyTensor i8 = st::from_vector<std::int8_t>({-100, 5, 100});
+  CHECK(st::clamp_min(i8, 0).to_vector<int>() == std::vector<int>{0, 5, 100});
+  CHECK(st::clamp_max(i8, 10).to_vector<int>() == std::vector<int>{-100, 5, 10});
+  CHECK(st::clamp(i8, 0.5, std::nullopt).dtype() == st::dtype::float32);  // a float bound promotes
+  // torch refuses a bool operand of a subtraction on either side, in place too
+  st::AnyTensor n = st::from_vector<std::int64_t>({1, 2});
+  CHECK_THROWS_AS(true - n, st::dtype_error);
+  CHECK_THROWS_AS(n -= true, st::dtype_error);
+  CHECK_THROWS_AS(n - st::AnyTensor(st::from_vector<bool>({true, false})), st::dtype_error);
+  // torch.all(uint8 tensor) is uint8
+  const st::AnyTensor u8 = st::from_vector<std::uint8_t>({1, 2, 0});
+  CHECK(st::all(u8).dtype() == st::dtype::uint8);
+  CHECK(st::any(u8).item<int>() == 1);
+  CHECK(st::all(u8).item<int>() == 0);
+}
