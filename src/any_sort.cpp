@@ -69,11 +69,25 @@ AnyTensor logcumsumexp(const AnyTensor& x, std::int64_t dim) {
   return on_dtype<real_float_t>(x, "logcumsumexp",
                                 [&](const auto& t) { return AnyTensor(strata::logcumsumexp(t, dim)); });
 }
-AnyTensor softmax(const AnyTensor& x, std::int64_t dim) {
-  return on_dtype<real_float_t>(x, "softmax", [&](const auto& t) { return AnyTensor(strata::softmax(t, dim)); });
+// softmax and log_softmax run the typed ones on float and double; half and bfloat16 are
+// computed in float32 and rounded once (as torch's CPU kernels compute them). The typed
+// softmax of half, bfloat16 and float128 names the float/double row kernel in a branch that
+// only an optimising build removes, so it does not link at -O0: float128 is refused here.
+namespace {
+template <bool Log>
+AnyTensor softmax_of(const AnyTensor& x, std::int64_t dim, const char* name) {
+  return on_dtype<real_float_t>(x, name, [&]<class T>(const Tensor<T>& t) -> AnyTensor {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if constexpr (Log) return strata::log_softmax(t, dim);
+      else return strata::softmax(t, dim);
+    } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+      return softmax_of<Log>(x.to(dtype::float32), dim, name).to(x.dtype());
+    } else {
+      detail::throw_not_implemented(name, x.dtype());
+    }
+  });
 }
-AnyTensor log_softmax(const AnyTensor& x, std::int64_t dim) {
-  return on_dtype<real_float_t>(x, "log_softmax",
-                                [&](const auto& t) { return AnyTensor(strata::log_softmax(t, dim)); });
-}
+}  // namespace
+AnyTensor softmax(const AnyTensor& x, std::int64_t dim) { return softmax_of<false>(x, dim, "softmax"); }
+AnyTensor log_softmax(const AnyTensor& x, std::int64_t dim) { return softmax_of<true>(x, dim, "log_softmax"); }
 }  // namespace strata

@@ -492,3 +492,13 @@ TEST_CASE("AnyTensor clamp, bool subtraction and all/any of uint8 follow torch",
   CHECK(st::any(u8).item<int>() == 1);
   CHECK(st::all(u8).item<int>() == 0);
 }
+
+TEST_CASE("AnyTensor softmax of half is computed in float32 and rounded once", "[any][ops]") {
+  const st::AnyTensor h = st::from_vector<st::half>({1.0f, 2.0f, 3.0f});
+  const st::AnyTensor s = st::softmax(h, 0);
+  CHECK(s.dtype() == st::dtype::float16);
+  const auto want = st::softmax(st::from_vector<float>({1.0f, 2.0f, 3.0f}), 0).eval().to<st::half>().to_vector();
+  const auto got = s.to_vector<st::half>();
+  for (std::size_t i = 0; i < 3; ++i) CHECK(got[i].bits == want[i].bits);
+  CHECK_THROWS_AS(st::softmax(st::AnyTensor(st::zeros<st::float128>({2})), 0), st::dtype_error);
+}
