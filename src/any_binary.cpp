@@ -198,8 +198,8 @@ AnyTensor where(const AnyTensor& cond, const Scalar& x, const AnyTensor& y) {
 AnyTensor clamp(const AnyTensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
   if (!lo && !hi) throw error("torch.clamp: At least one of 'min' or 'max' must not be None");
   dtype r = x.dtype();
-  if (lo) r = result_type(AnyTensor(zeros({0}, r)), *lo);
-  if (hi) r = result_type(AnyTensor(zeros({0}, r)), *hi);
+  if (lo) r = promote_with_scalar(r, lo->kind());  // a tensor with a wrapped number
+  if (hi) r = promote_with_scalar(r, hi->kind());
   // The typed clamp with number bounds: one kernel, and the gradient passes on the closed
   // interval [lo, hi] as PyTorch's (a missing bound is the dtype's widest).
   return visit_dtype(r, [&]<class T>(tag<T>) -> AnyTensor {
