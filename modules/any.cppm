@@ -150,13 +150,16 @@ class AnyTensor : public tensor_methods<AnyTensor> {
   // ---- elements ----
   /// The single element of a one-element tensor.
   Scalar item() const;
-  /// The single element converted to V.
+  /// The single element converted to V (exact when V is the dtype: float128 keeps its digits).
   template <element V>
-  V item() const { return item().to<V>(); }
+  V item() const {
+    if (dtype_ == dtype_v<V>) return as<V>().item();
+    return item().to<V>();
+  }
   /// The elements in row-major order, converted to V.
   template <element V>
   std::vector<V> to_vector() const { return to<V>().to_vector(); }
-  /// Sets every element to value (converted to the dtype); returns *this.
+  /// Sets every element to value; error when the dtype cannot hold it (torch's overflow check).
   const AnyTensor& fill_(const Scalar& value) const;
   /// Sets every element to zero.
   const AnyTensor& zero_() const { return fill_(false); }
@@ -180,27 +183,56 @@ class AnyTensor : public tensor_methods<AnyTensor> {
   AnyTensor& operator=(AnyTensor&&) & noexcept = default;
   ~AnyTensor() = default;
 
-  // ---- in place, with PyTorch's can_cast check ----
+  // ---- in place, with PyTorch's can_cast check (a handle writes through when const, as Tensor<T>) ----
   /// *this += other (the result type must cast to this dtype).
-  AnyTensor& operator+=(const AnyTensor& other);
+  const AnyTensor& operator+=(const AnyTensor& other) const;
   /// *this -= other.
-  AnyTensor& operator-=(const AnyTensor& other);
+  const AnyTensor& operator-=(const AnyTensor& other) const;
   /// *this *= other.
-  AnyTensor& operator*=(const AnyTensor& other);
+  const AnyTensor& operator*=(const AnyTensor& other) const;
   /// *this /= other (true division: integer tensors refuse it, as PyTorch).
-  AnyTensor& operator/=(const AnyTensor& other);
+  const AnyTensor& operator/=(const AnyTensor& other) const;
   /// *this += value.
-  AnyTensor& operator+=(const Scalar& value);
+  const AnyTensor& operator+=(const Scalar& value) const;
   /// *this -= value.
-  AnyTensor& operator-=(const Scalar& value);
+  const AnyTensor& operator-=(const Scalar& value) const;
   /// *this *= value.
-  AnyTensor& operator*=(const Scalar& value);
+  const AnyTensor& operator*=(const Scalar& value) const;
   /// *this /= value.
-  AnyTensor& operator/=(const Scalar& value);
-  /// add_ (torch's in-place add).
-  AnyTensor& add_(const AnyTensor& other) { return *this += other; }
-  /// mul_ (torch's in-place mul).
-  AnyTensor& mul_(const AnyTensor& other) { return *this *= other; }
+  const AnyTensor& operator/=(const Scalar& value) const;
+  /// torch's add_: *this += other.
+  const AnyTensor& add_(const AnyTensor& other) const { return *this += other; }
+  /// *this += alpha * other (alpha must not be floating for an integer result, as torch).
+  const AnyTensor& add_(const AnyTensor& other, const Scalar& alpha) const;
+  /// *this += value.
+  const AnyTensor& add_(const Scalar& value) const { return *this += value; }
+  /// torch's sub_: *this -= other.
+  const AnyTensor& sub_(const AnyTensor& other) const { return *this -= other; }
+  /// *this -= alpha * other.
+  const AnyTensor& sub_(const AnyTensor& other, const Scalar& alpha) const;
+  /// *this -= value.
+  const AnyTensor& sub_(const Scalar& value) const { return *this -= value; }
+  /// torch's mul_: *this *= other.
+  const AnyTensor& mul_(const AnyTensor& other) const { return *this *= other; }
+  /// *this *= value.
+  const AnyTensor& mul_(const Scalar& value) const { return *this *= value; }
+  /// torch's div_: *this /= other.
+  const AnyTensor& div_(const AnyTensor& other) const { return *this /= other; }
+  /// *this /= value.
+  const AnyTensor& div_(const Scalar& value) const { return *this /= value; }
+  /// Clamps in place to [lo, hi] (numbers, checked to fit this dtype).
+  const AnyTensor& clamp_(const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) const;
+  /// Writes value where mask (bool) is true.
+  const AnyTensor& masked_fill_(const AnyTensor& mask, const Scalar& value) const;
+  /// scatter in place: self[index[i][j]][j] = src[i][j] for dim 0 (src of this dtype).
+  const AnyTensor& scatter_(std::int64_t dim, const AnyTensor& index, const AnyTensor& src) const;
+  /// scatter of one value in place.
+  const AnyTensor& scatter_(std::int64_t dim, const AnyTensor& index, const Scalar& value) const;
+  /// scatter_add in place.
+  const AnyTensor& scatter_add_(std::int64_t dim, const AnyTensor& index, const AnyTensor& src) const;
+  /// index_add in place: self[index[i]] += alpha * source[i] along dim.
+  const AnyTensor& index_add_(std::int64_t dim, const AnyTensor& index, const AnyTensor& source,
+                              const Scalar& alpha = 1) const;
 
   // ---- views (share storage; recorded for autograd) ----
   /// The same elements with new sizes (-1 inferred); needs compatible strides.
@@ -245,15 +277,19 @@ class AnyTensor : public tensor_methods<AnyTensor> {
                               bool accumulate = false) const;
   /// The slice at index of dim 0 (a view), as t[i].
   AnyTensor operator[](std::int64_t index) const { return select(0, index); }
+  /// This tensor as an index entry: a bool mask, or int64/int32 indices (index_error otherwise).
+  operator tensor_index() const;  // NOLINT: implicit, so t.index({mask}) takes an AnyTensor mask
 
   // ---- autograd ----
   /// Marks this leaf as needing a gradient (floating and complex dtypes only).
-  AnyTensor& requires_grad_(bool requires_grad = true);
+  AnyTensor& requires_grad_(bool requires_grad = true) &;
+  /// requires_grad_ on a temporary (a factory's result): the handle by value.
+  AnyTensor requires_grad_(bool requires_grad = true) && { return std::move(requires_grad_(requires_grad)); }
   /// True when gradients flow to or through this tensor.
   bool requires_grad() const noexcept { return meta_ && meta_->requires_grad; }
   /// True for a tensor no recorded operation made.
   bool is_leaf() const noexcept { return !meta_ || !meta_->grad_fn; }
-  /// The accumulated gradient of a leaf (an empty float32 tensor when none, as an undefined one).
+  /// The accumulated gradient of a leaf; error when it has none (see has_grad()).
   AnyTensor grad() const;
   /// True when a leaf has a gradient.
   bool has_grad() const noexcept { return meta_ && meta_->grad.defined; }
@@ -352,6 +388,27 @@ AnyTensor clamp(const AnyTensor& x, const std::optional<Scalar>& lo, const std::
 AnyTensor clamp_min(const AnyTensor& x, const Scalar& lo);
 /// x clamped from above.
 AnyTensor clamp_max(const AnyTensor& x, const Scalar& hi);
+/// x clamped to [lo, hi] (tensors, broadcast; promoted by result_type with x).
+AnyTensor clamp(const AnyTensor& x, const std::optional<AnyTensor>& lo, const std::optional<AnyTensor>& hi);
+/// GELU (approximate: "none" or "tanh"), floating dtypes.
+AnyTensor gelu(const AnyTensor& x, std::string_view approximate = "none");
+/// softplus: log(1 + e^(beta x)) / beta, x where beta x > threshold.
+AnyTensor softplus(const AnyTensor& x, double beta = 1.0, double threshold = 20.0);
+/// log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given (integers give float32).
+AnyTensor logit(const AnyTensor& x, std::optional<double> eps = std::nullopt);
+/// NaN and infinities replaced (defaults: 0 and the dtype's finite extremes); integers copied.
+AnyTensor nan_to_num(const AnyTensor& x, double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                     std::optional<double> neginf = std::nullopt);
+/// start + weight * (end - start); start and end of one floating dtype.
+AnyTensor lerp(const AnyTensor& start, const AnyTensor& end, const Scalar& weight);
+/// lerp with a weight tensor of the same dtype.
+AnyTensor lerp(const AnyTensor& start, const AnyTensor& end, const AnyTensor& weight);
+/// input + value * t1 * t2, promoted by result_type over the three tensors.
+AnyTensor addcmul(const AnyTensor& input, const AnyTensor& t1, const AnyTensor& t2, const Scalar& value = 1);
+/// input + value * t1 / t2 (integer t1 and t2 refused, as PyTorch).
+AnyTensor addcdiv(const AnyTensor& input, const AnyTensor& t1, const AnyTensor& t2, const Scalar& value = 1);
+/// x converted to other's dtype (torch's type_as).
+AnyTensor type_as(const AnyTensor& x, const AnyTensor& other);
 /// x converted to T element-wise (an evaluated copy; the dtype is T).
 template <element T>
 Tensor<T> cast(const AnyTensor& x) { return x.to<T>(); }
@@ -399,11 +456,44 @@ AnyValuesIndices topk(const AnyTensor& x, std::int64_t k, std::int64_t dim = -1,
                       bool sorted = true);
 /// The median of all elements (the lower of the two middle ones).
 AnyTensor median(const AnyTensor& x);
+/// The lower median along dim and its index.
+AnyValuesIndices median(const AnyTensor& x, std::int64_t dim, bool keepdim = false);
+/// The median of the non-NaN elements.
+AnyTensor nanmedian(const AnyTensor& x);
+/// The lower median of the non-NaN elements along dim and its index.
+AnyValuesIndices nanmedian(const AnyTensor& x, std::int64_t dim, bool keepdim = false);
+/// The k-th smallest element along dim (k from 1) and its index.
+AnyValuesIndices kthvalue(const AnyTensor& x, std::int64_t k, std::int64_t dim = -1, bool keepdim = false);
+/// The most frequent value along dim (the smallest of equally frequent ones) and an index of it.
+AnyValuesIndices mode(const AnyTensor& x, std::int64_t dim = -1, bool keepdim = false);
+/// Running maxima along dim and their indices.
+AnyValuesIndices cummax(const AnyTensor& x, std::int64_t dim);
+/// Running minima along dim and their indices.
+AnyValuesIndices cummin(const AnyTensor& x, std::int64_t dim);
+/// The q-th quantile (float32/float64 input), interpolated as interpolation says.
+AnyTensor quantile(const AnyTensor& x, double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                   std::string_view interpolation = "linear");
+/// quantile at each q of a 0-dim or 1-D tensor of the input's dtype.
+AnyTensor quantile(const AnyTensor& x, const AnyTensor& q, std::optional<std::int64_t> dim = std::nullopt,
+                   bool keepdim = false, std::string_view interpolation = "linear");
+/// quantile ignoring NaN.
+AnyTensor nanquantile(const AnyTensor& x, double q, std::optional<std::int64_t> dim = std::nullopt,
+                      bool keepdim = false, std::string_view interpolation = "linear");
 
 // ---- products, joins, indexing ----
-/// The matrix product with NumPy's broadcasting rules, promoted by result_type.
+/// The matrix product with NumPy's broadcasting rules; the operands must share a dtype (as torch).
 AnyTensor matmul(const AnyTensor& a, const AnyTensor& b);
-/// Einstein summation over operands promoted to one dtype (a braced list or a vector).
+/// Matrix product of two 2-D tensors of one dtype.
+AnyTensor mm(const AnyTensor& a, const AnyTensor& b);
+/// Batched matrix product of two 3-D tensors of one dtype.
+AnyTensor bmm(const AnyTensor& a, const AnyTensor& b);
+/// Matrix-vector product (one dtype).
+AnyTensor mv(const AnyTensor& a, const AnyTensor& b);
+/// Inner product of two 1-D tensors of one dtype (0-dim).
+AnyTensor dot(const AnyTensor& a, const AnyTensor& b);
+/// Outer product of two 1-D tensors of one dtype.
+AnyTensor outer(const AnyTensor& a, const AnyTensor& b);
+/// Einstein summation over operands of one dtype (a braced list or a vector).
 AnyTensor einsum(std::string_view equation, const std::vector<AnyTensor>& operands);
 /// The tensors joined along dim, promoted to one dtype as torch.cat (a braced list of tensors
 /// of different dtypes comes here).
@@ -420,6 +510,47 @@ AnyTensor masked_fill(const AnyTensor& x, const AnyTensor& mask, const Scalar& v
 AnyTensor masked_select(const AnyTensor& x, const AnyTensor& mask);
 /// The dims in reverse order along dims.
 AnyTensor flip(const AnyTensor& x, int_list dims);
+/// A copy of x with src (of x's dtype) written at index (int64) along dim.
+AnyTensor scatter(const AnyTensor& x, std::int64_t dim, const AnyTensor& index, const AnyTensor& src);
+/// A copy of x with value written at index along dim.
+AnyTensor scatter(const AnyTensor& x, std::int64_t dim, const AnyTensor& index, const Scalar& value);
+/// A copy of x with src added at index along dim.
+AnyTensor scatter_add(const AnyTensor& x, std::int64_t dim, const AnyTensor& index, const AnyTensor& src);
+/// The elements of flattened x at index (int64); the result has index's sizes.
+AnyTensor take(const AnyTensor& x, const AnyTensor& index);
+/// The indices of the non-zero elements, one row per element.
+Tensor<std::int64_t> nonzero(const AnyTensor& x);
+/// A copy of x with alpha * source (x's dtype) added at index (int64/int32) along dim.
+AnyTensor index_add(const AnyTensor& x, std::int64_t dim, const AnyTensor& index, const AnyTensor& source,
+                    const Scalar& alpha = 1);
+/// Elements rolled shifts[k] places along dims[k] (the flattened tensor when dims is empty).
+AnyTensor roll(const AnyTensor& x, int_list shifts, int_list dims = {});
+/// Rolled shift places along dim.
+AnyTensor roll(const AnyTensor& x, std::int64_t shift, std::int64_t dim);
+/// x repeated repeats[k] times along dim k (Tensor.repeat).
+AnyTensor repeat(const AnyTensor& x, int_list repeats);
+/// numpy.tile.
+AnyTensor tile(const AnyTensor& x, int_list reps);
+/// Each element repeated `repeats` times along dim (of the flattened tensor without dim).
+AnyTensor repeat_interleave(const AnyTensor& x, std::int64_t repeats, std::optional<std::int64_t> dim = std::nullopt);
+/// Element i along dim repeated repeats[i] times (repeats int64/int32).
+AnyTensor repeat_interleave(const AnyTensor& x, const AnyTensor& repeats, std::optional<std::int64_t> dim = std::nullopt);
+/// The lower triangle of the last two dims, the rest 0.
+AnyTensor tril(const AnyTensor& x, std::int64_t diagonal = 0);
+/// The upper triangle of the last two dims, the rest 0.
+AnyTensor triu(const AnyTensor& x, std::int64_t diagonal = 0);
+/// Views of split_size elements along dim (the last may be smaller).
+std::vector<AnyTensor> split(const AnyTensor& x, std::int64_t split_size, std::int64_t dim = 0);
+/// Views of the given sizes along dim.
+std::vector<AnyTensor> split(const AnyTensor& x, int_list split_sizes, std::int64_t dim = 0);
+/// At most chunks views of equal size along dim.
+std::vector<AnyTensor> chunk(const AnyTensor& x, std::int64_t chunks, std::int64_t dim = 0);
+/// The slices along dim, each without that dim.
+std::vector<AnyTensor> unbind(const AnyTensor& x, std::int64_t dim = 0);
+/// sections views along dim whose sizes differ by at most one.
+std::vector<AnyTensor> tensor_split(const AnyTensor& x, std::int64_t sections, std::int64_t dim = 0);
+/// Views between the given indices along dim.
+std::vector<AnyTensor> tensor_split(const AnyTensor& x, int_list indices, std::int64_t dim = 0);
 
 // ---- files ----
 /// Reads a .npy file of any dtype (NumPy's format, every version; Fortran order and
@@ -446,6 +577,13 @@ AnyTensor from_dlpack(dlpack::DLManagedTensorVersioned* m);
 void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, AnyTensor>>& tensors,
                       const std::vector<std::pair<std::string, std::string>>& metadata = {});
 }  // namespace strata
+
+namespace strata::detail {
+// PyTorch's checked_convert for a number written into a tensor of dtype d (fill_, full,
+// masked_fill, scatter, clamp bounds): error "value cannot be converted to type ... without
+// overflow" when d cannot hold it (unsigned types take negatives down to -max, as torch).
+void check_fits(const Scalar& value, dtype d);
+}  // namespace strata::detail
 
 export namespace strata::detail {
 /// Calls f(std::type_identity<T>{}) for T the element type of d: the one switch of every

@@ -44,6 +44,8 @@ STRATA_CALL(masked_fill_) STRATA_CALL(scatter_) STRATA_CALL(scatter_add_) STRATA
 STRATA_CALL(flip) STRATA_CALL(roll) STRATA_CALL(repeat) STRATA_CALL(tile) STRATA_CALL(repeat_interleave)
 STRATA_CALL(tril) STRATA_CALL(triu) STRATA_CALL(split) STRATA_CALL(chunk) STRATA_CALL(unbind)
 STRATA_CALL(tensor_split)
+// types (a run-time dtype's)
+STRATA_CALL(type_as)
 // products
 STRATA_CALL(matmul) STRATA_CALL(mm) STRATA_CALL(bmm) STRATA_CALL(mv) STRATA_CALL(dot) STRATA_CALL(outer)
 #undef STRATA_CALL
@@ -291,7 +293,7 @@ struct tensor_methods {
   auto max(std::int64_t dim, bool keepdim = false) const { return detail::calls::call_max(self(), dim, keepdim); }
   /// The element-wise maximum with other (torch's x.max(other)).
   template <class B>
-    requires requires { typename B::value_type; }
+    requires(!std::is_arithmetic_v<B>)
   auto max(const B& other) const { return detail::calls::call_maximum(self(), other); }
   /// The smallest element (amin over all).
   auto min() const { return detail::calls::call_min(self()); }
@@ -299,7 +301,7 @@ struct tensor_methods {
   auto min(std::int64_t dim, bool keepdim = false) const { return detail::calls::call_min(self(), dim, keepdim); }
   /// The element-wise minimum with other (torch's x.min(other)).
   template <class B>
-    requires requires { typename B::value_type; }
+    requires(!std::is_arithmetic_v<B>)
   auto min(const B& other) const { return detail::calls::call_minimum(self(), other); }
 
   // ---- sorting and scans ----
@@ -446,7 +448,10 @@ struct tensor_methods {
   // ---- types ----
   /// x converted to other's element type (torch's type_as).
   template <class B>
-  auto type_as(const B&) const { return self().template to<typename B::value_type>(); }
+  auto type_as(const B& other) const {
+    if constexpr (requires { typename B::value_type; }) return self().template to<typename B::value_type>();
+    else return detail::calls::call_type_as(self(), other);  // a run-time dtype: strata.any's type_as
+  }
 
  private:
   const D& self() const { return static_cast<const D&>(*this); }

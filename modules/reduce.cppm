@@ -359,18 +359,20 @@ struct softmax_expr : expression_base<softmax_expr<E, Log>> {
   template <element U>
   Tensor<U> to() const {
     using R = value_type;
-    if (const Tensor<R>* x = row_input()) {
-      Tensor<R> out = empty<R>(x->sizes());
-      detail::softmax_rows<R>(*x, out, Log);
-      detail::record_softmax<R>(*x, out, dim, Log);
-      return out.template to<U>();
+    if constexpr (has_row_kernel) {
+      if (const Tensor<R>* x = row_input()) {
+        Tensor<R> out = empty<R>(x->sizes());
+        detail::softmax_rows<R>(*x, out, Log);
+        detail::record_softmax<R>(*x, out, dim, Log);
+        return out.template to<U>();
+      }
     }
     return Tensor<R>(composition()).template to<U>();
   }
   /// Writes the result into dst (broadcast and converted like copy_).
   template <element O>
   void eval_into(const Tensor<O>& dst) const {
-    if constexpr (std::is_same_v<O, value_type>) {
+    if constexpr (has_row_kernel && std::is_same_v<O, value_type>) {
       const Tensor<O>* x = row_input();
       if (x && dst.sizes() == sizes() && dst.is_contiguous() &&
           (!dst.storage().is_alias_of(x->storage()) || dst.data_ptr() == x->data_ptr())) {
@@ -385,10 +387,13 @@ struct softmax_expr : expression_base<softmax_expr<E, Log>> {
   }
 
  private:
+  // The row kernel is built for float and double tensors (leaves) only.
+  static constexpr bool has_row_kernel =
+      std::is_same_v<E, leaf_expr<value_type>> &&
+      (std::is_same_v<value_type, float> || std::is_same_v<value_type, double>);
   // The input when the row kernel applies: a contiguous float/double tensor, dim its last.
   const Tensor<value_type>* row_input() const {
-    if constexpr (std::is_same_v<E, leaf_expr<value_type>> &&
-                  (std::is_same_v<value_type, float> || std::is_same_v<value_type, double>)) {
+    if constexpr (has_row_kernel) {
       const Tensor<value_type>& x = e.t;
       if (e.version != detail::unversioned && e.version != x.storage().version())
         detail::throw_stale_input(e.version, x.storage().version());

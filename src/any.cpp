@@ -2,8 +2,10 @@
 // AnyTensor's core: promotion, conversion, views, elements, autograd, factories, printing
 // and .npy. Each function is one visit_dtype into the typed engine.
 module;
+#include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -81,6 +83,42 @@ namespace detail {
 void throw_not_implemented(const char* op, dtype d) {
   throw dtype_error(std::string("\"") + op + "\" not implemented for '" + scalar_type_name(d) + "'");
 }
+void check_fits(const Scalar& value, dtype d) {
+  if (d == dtype::bool_) return;
+  const std::complex<double> c = value.to<std::complex<double>>();
+  bool fits = is_complex(d) || c.imag() == 0;
+  // The largest magnitude of a part, and whether it is an integer type (and unsigned).
+  const auto part_fits = [&](double x) {
+    switch (d) {
+      case dtype::uint8: return std::abs(x) <= 255;  // negatives wrap, as torch allows
+      case dtype::int8: return x >= -128 && x <= 127;
+      case dtype::int16: return x >= -32768 && x <= 32767;
+      case dtype::int32: return x >= -2147483648.0 && x <= 2147483647.0;
+      case dtype::int64: return x >= -9223372036854775808.0 && x < 9223372036854775808.0;
+      case dtype::float16: return std::isinf(x) || std::isnan(x) || std::abs(x) <= 65504.0;
+      case dtype::bfloat16: return std::isinf(x) || std::isnan(x) || std::abs(x) <= 3.3895313892515355e38;
+      case dtype::float32:
+      case dtype::complex64:
+        return std::isinf(x) || std::isnan(x) || std::abs(x) <= static_cast<double>(std::numeric_limits<float>::max());
+      default: return true;  // float64, float128, complex128 hold every double
+    }
+  };
+  if (value.kind() <= category::integral && !is_floating_point(d) && !is_complex(d)) {
+    // An integer into an integer type: exact bounds (int64's hold every int64).
+    const std::int64_t i = value.to<std::int64_t>();
+    switch (d) {
+      case dtype::uint8: fits = i >= -255 && i <= 255; break;
+      case dtype::int8: fits = i >= -128 && i <= 127; break;
+      case dtype::int16: fits = i >= -32768 && i <= 32767; break;
+      case dtype::int32: fits = i >= -2147483648LL && i <= 2147483647LL; break;
+      default: break;
+    }
+  } else {
+    fits = fits && part_fits(c.real()) && (!is_complex(d) || part_fits(c.imag()));
+  }
+  if (!fits)
+    throw error("value cannot be converted to type " + std::string(dtype_name(d)) + " without overflow");
+}
 }  // namespace detail
 
 std::ostream& operator<<(std::ostream& os, const Scalar& s) {
@@ -140,6 +178,7 @@ Scalar AnyTensor::item() const {
   return visit_dtype(dtype_, [&]<class T>(tag<T>) { return scalar_of(as<T>().item()); });
 }
 const AnyTensor& AnyTensor::fill_(const Scalar& value) const {
+  detail::check_fits(value, dtype_);
   visit_dtype(dtype_, [&]<class T>(tag<T>) { as<T>().fill_(value.to<T>()); });
   return *this;
 }
@@ -223,7 +262,7 @@ AnyTensor AnyTensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const
 }
 
 // ---- autograd ----
-AnyTensor& AnyTensor::requires_grad_(bool requires_grad) {
+AnyTensor& AnyTensor::requires_grad_(bool requires_grad) & {
   *this = visit_dtype(dtype_, [&]<class T>(tag<T>) {
     Tensor<T> t = as<T>();
     t.requires_grad_(requires_grad);
@@ -231,6 +270,7 @@ AnyTensor& AnyTensor::requires_grad_(bool requires_grad) {
   });
   return *this;
 }
+AnyTensor type_as(const AnyTensor& x, const AnyTensor& other) { return x.to(other.dtype()); }
 AnyTensor AnyTensor::grad() const {
   return visit_dtype(dtype_, [&]<class T>(tag<T>) { return AnyTensor(as<T>().grad()); });
 }
@@ -252,6 +292,7 @@ AnyTensor ones(int_list sizes, dtype d) {
   return visit_dtype(d, [&]<class T>(tag<T>) { return AnyTensor(ones<T>(sizes)); });
 }
 AnyTensor full(int_list sizes, const Scalar& value, dtype d) {
+  detail::check_fits(value, d);
   return visit_dtype(d, [&]<class T>(tag<T>) { return AnyTensor(full<T>(sizes, value.to<T>())); });
 }
 AnyTensor scalar_tensor(const Scalar& value, dtype d) { return full({}, value, d); }

@@ -9,6 +9,7 @@ module;
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 #include "any_ops.hpp"
 #include "dtype_list.hpp"
 module strata.any;
@@ -168,13 +169,12 @@ STRATA_ANY_BINARY(STRATA_DEFINE_BINARY)
 #undef STRATA_DEFINE_BINARY
 
 #define STRATA_DEFINE_COMPOUND(SYM, OP, TRUE_DIVISION)                                  \
-  AnyTensor& AnyTensor::operator SYM(const AnyTensor& other) {                          \
+  const AnyTensor& AnyTensor::operator SYM(const AnyTensor& other) const {              \
     compound<OP##_f>(*this, other, result_type(*this, other), TRUE_DIVISION);           \
     return *this;                                                                       \
   }                                                                                     \
-  AnyTensor& AnyTensor::operator SYM(const Scalar& value) {                             \
-    const strata::dtype c = result_type(*this, value);                                          \
-    compound<OP##_f>(*this, value, c, TRUE_DIVISION);                                   \
+  const AnyTensor& AnyTensor::operator SYM(const Scalar& value) const {                 \
+    compound<OP##_f>(*this, value, result_type(*this, value), TRUE_DIVISION);           \
     return *this;                                                                       \
   }
 STRATA_DEFINE_COMPOUND(+=, add, false)
@@ -182,6 +182,30 @@ STRATA_DEFINE_COMPOUND(-=, sub, false)
 STRATA_DEFINE_COMPOUND(*=, mul, false)
 STRATA_DEFINE_COMPOUND(/=, div, true)
 #undef STRATA_DEFINE_COMPOUND
+
+// add_ and sub_ with alpha: self op= alpha * other, computed in the result type of self and
+// other; a floating alpha is refused for an integral or bool result, a bool alpha for any
+// other result, as PyTorch.
+namespace {
+AnyTensor scaled(const AnyTensor& self, const AnyTensor& other, const Scalar& alpha) {
+  const dtype c = result_type(self, other);
+  if (category_of(c) <= category::integral && alpha.kind() > category::integral)
+    throw dtype_error("For integral input tensors, argument alpha must not be a floating point number.");
+  if (c != dtype::bool_ && alpha.kind() == category::boolean)
+    throw dtype_error("Boolean alpha only supported for Boolean results.");
+  detail::check_fits(alpha, c);
+  const AnyTensor o = other.to(c);
+  if (c == dtype::bool_) return alpha.to<bool>() ? o : zeros_like(o);  // alpha * other, as bool
+  return o * alpha;
+}
+}  // namespace
+const AnyTensor& AnyTensor::add_(const AnyTensor& other, const Scalar& alpha) const {
+  return *this += scaled(*this, other, alpha);
+}
+const AnyTensor& AnyTensor::sub_(const AnyTensor& other, const Scalar& alpha) const {
+  check_sub(*this, other);
+  return *this -= scaled(*this, other, alpha);
+}
 
 // ---- where and clamp ----
 AnyTensor where(const AnyTensor& cond, const AnyTensor& x, const AnyTensor& y) {
@@ -215,11 +239,31 @@ AnyTensor clamp(const AnyTensor& x, const std::optional<Scalar>& lo, const std::
         low = detail::convert<T>(-inf);
         high = detail::convert<T>(inf);
       }
-      if (lo) low = lo->to<T>();
-      if (hi) high = hi->to<T>();
+      if (lo) detail::check_fits(*lo, r), low = lo->to<T>();
+      if (hi) detail::check_fits(*hi, r), high = hi->to<T>();
       return strata::clamp(x.to<T>(), low, high);
     }
   });
+}
+AnyTensor clamp(const AnyTensor& x, const std::optional<AnyTensor>& lo, const std::optional<AnyTensor>& hi) {
+  if (!lo && !hi) throw error("torch.clamp: At least one of 'min' or 'max' must not be None");
+  // torch.clamp with tensor bounds is minimum(maximum(x, lo), hi) in result_type(x, lo, hi).
+  dtype r = x.dtype();
+  if (lo && hi) r = result_type(std::vector<AnyTensor>{x, *lo, *hi});
+  else r = result_type(x, lo ? *lo : *hi);
+  return visit_dtype(r, [&]<class T>(tag<T>) -> AnyTensor {
+    if constexpr (!real_nonbool_v<T>) detail::throw_not_implemented("clamp", r);
+    else if (lo && hi) return strata::clamp(x.to<T>(), lo->to<T>(), hi->to<T>());
+    else if (lo) return strata::maximum(x.to<T>(), lo->to<T>());
+    else return strata::minimum(x.to<T>(), hi->to<T>());
+  });
+}
+const AnyTensor& AnyTensor::clamp_(const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) const {
+  const AnyTensor r = strata::clamp(*this, lo, hi);
+  if (!can_cast(r.dtype(), dtype()))
+    throw dtype_error("result type " + detail::scalar_type_name(r.dtype()) +
+                      " can't be cast to the desired output type " + detail::scalar_type_name(dtype()));
+  return copy_(r);
 }
 AnyTensor clamp_min(const AnyTensor& x, const Scalar& lo) { return clamp(x, lo, std::nullopt); }
 AnyTensor clamp_max(const AnyTensor& x, const Scalar& hi) { return clamp(x, std::nullopt, hi); }

@@ -32,10 +32,6 @@ std::vector<Tensor<T>> converted(std::span<const AnyTensor> xs) {
   for (const AnyTensor& x : xs) out.push_back(x.to<T>());
   return out;
 }
-dtype common_dtype(std::span<const AnyTensor> xs, const char* name) {
-  if (xs.empty()) throw error(std::string(name) + "(): expected a non-empty list of Tensors");
-  return result_type(xs);
-}
 // torch.cat and torch.stack promote as promote_types over all inputs (no priority groups).
 dtype joined_dtype(std::span<const AnyTensor> xs, const char* name) {
   if (xs.empty()) throw error(std::string(name) + "(): expected a non-empty list of Tensors");
@@ -48,17 +44,53 @@ Tensor<std::int64_t> index_of(const AnyTensor& index, const char* name) {
     throw index_error(std::string(name) + "(): Expected dtype int32/int64 for index");
   return index.to<std::int64_t>();
 }
+
+// The matrix products take operands of one dtype, as PyTorch's (no promotion).
+void check_same_dtype(const AnyTensor& a, const AnyTensor& b) {
+  if (a.dtype() != b.dtype())
+    throw dtype_error("expected scalar type " + detail::scalar_type_name(a.dtype()) + " but found " +
+                      detail::scalar_type_name(b.dtype()));
+}
+template <class F>
+AnyTensor product(const AnyTensor& a, const AnyTensor& b, const char* name, F&& f) {
+  check_same_dtype(a, b);
+  return visit_dtype(a.dtype(), [&]<class T>(tag<T>) -> AnyTensor {
+    if constexpr (std::is_same_v<T, bool>) detail::throw_not_implemented(name, a.dtype());
+    else return f(a.as<T>(), b.as<T>());
+  });
+}
 }  // namespace
 
 AnyTensor matmul(const AnyTensor& a, const AnyTensor& b) {
+  return product(a, b, "matmul", [](const auto& x, const auto& y) { return strata::matmul(x, y); });
+}
+AnyTensor mm(const AnyTensor& a, const AnyTensor& b) {
+  return product(a, b, "mm", [](const auto& x, const auto& y) { return strata::mm(x, y); });
+}
+AnyTensor bmm(const AnyTensor& a, const AnyTensor& b) {
+  return product(a, b, "bmm", [](const auto& x, const auto& y) { return strata::bmm(x, y); });
+}
+AnyTensor mv(const AnyTensor& a, const AnyTensor& b) {
+  return product(a, b, "mv", [](const auto& x, const auto& y) { return strata::mv(x, y); });
+}
+AnyTensor dot(const AnyTensor& a, const AnyTensor& b) {
+  if (a.dtype() != b.dtype())
+    throw dtype_error("dot : expected both vectors to have same dtype, but found " +
+                      detail::scalar_type_name(a.dtype()) + " and " + detail::scalar_type_name(b.dtype()));
+  return product(a, b, "dot", [](const auto& x, const auto& y) { return strata::dot(x, y); });
+}
+// torch.outer is a broadcast product (a.reshape(-1, 1) * b): it promotes.
+AnyTensor outer(const AnyTensor& a, const AnyTensor& b) {
   const dtype c = result_type(a, b);
   return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
-    if constexpr (std::is_same_v<T, bool>) detail::throw_not_implemented("matmul", c);
-    else return strata::matmul(a.to<T>(), b.to<T>());
+    if constexpr (std::is_same_v<T, bool>) detail::throw_not_implemented("outer", c);
+    else return strata::outer(a.to<T>(), b.to<T>());
   });
 }
 AnyTensor einsum(std::string_view equation, const std::vector<AnyTensor>& operands) {
-  const dtype c = common_dtype(operands, "einsum");
+  if (operands.empty()) throw error("einsum(): must provide at least one operand");
+  for (const AnyTensor& x : operands) check_same_dtype(operands[0], x);
+  const dtype c = operands[0].dtype();
   return visit_dtype(c, [&]<class T>(tag<T>) -> AnyTensor {
     if constexpr (std::is_same_v<T, bool>) detail::throw_not_implemented("einsum", c);
     else return Tensor<T>(strata::einsum(equation, converted<T>(operands)));
@@ -85,6 +117,7 @@ AnyTensor masked_fill(const AnyTensor& x, const AnyTensor& mask, const Scalar& v
   if (mask.dtype() != dtype::bool_) throw dtype_error("masked_fill_ only supports boolean masks, but got mask with dtype " +
                                                       std::string(dtype_name(mask.dtype())));
   const Tensor<bool> m = mask.as<bool>();
+  detail::check_fits(value, x.dtype());
   return visit_dtype(x.dtype(), [&]<class T>(tag<T>) {
     return AnyTensor(strata::masked_fill(x.as<T>(), m, value.to<T>()));
   });

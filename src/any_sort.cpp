@@ -69,21 +69,18 @@ AnyTensor logcumsumexp(const AnyTensor& x, std::int64_t dim) {
   return on_dtype<real_float_t>(x, "logcumsumexp",
                                 [&](const auto& t) { return AnyTensor(strata::logcumsumexp(t, dim)); });
 }
-// softmax and log_softmax run the typed ones on float and double; half and bfloat16 are
-// computed in float32 and rounded once (as torch's CPU kernels compute them). The typed
-// softmax of half, bfloat16 and float128 names the float/double row kernel in a branch that
-// only an optimising build removes, so it does not link at -O0: float128 is refused here.
+// softmax and log_softmax run the typed ones; half and bfloat16 are computed in float32 and
+// rounded once (as torch's CPU kernels compute them).
 namespace {
 template <bool Log>
 AnyTensor softmax_of(const AnyTensor& x, std::int64_t dim, const char* name) {
   return on_dtype<real_float_t>(x, name, [&]<class T>(const Tensor<T>& t) -> AnyTensor {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      if constexpr (Log) return strata::log_softmax(t, dim);
-      else return strata::softmax(t, dim);
-    } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
       return softmax_of<Log>(x.to(dtype::float32), dim, name).to(x.dtype());
+    } else if constexpr (Log) {
+      return strata::log_softmax(t, dim);
     } else {
-      detail::throw_not_implemented(name, x.dtype());
+      return strata::softmax(t, dim);
     }
   });
 }

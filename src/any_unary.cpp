@@ -6,6 +6,7 @@ module;
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include "any_ops.hpp"
 #include "dtype_list.hpp"
@@ -73,14 +74,49 @@ STRATA_UNARY_OP(bitwise_not, bitwise_v, keep, ~x)
 #undef STRATA_FUNCTION_OP
 #undef STRATA_UNARY_OP
 
+// The functions with parameters: the op holds them.
+struct gelu_f {
+  static constexpr const char* name = "GeluKernelImpl";
+  static constexpr integers on_integers = integers::keep;
+  template <class T> static constexpr bool ok = real_float_v<T>;
+  std::string_view approximate;
+  template <class X>
+  auto operator()(const X& x) const { return strata::gelu(x, approximate); }
+};
+struct softplus_f {
+  static constexpr const char* name = "softplus_cpu";
+  static constexpr integers on_integers = integers::keep;
+  template <class T> static constexpr bool ok = real_float_v<T>;
+  double beta, threshold;
+  template <class X>
+  auto operator()(const X& x) const { return strata::softplus(x, beta, threshold); }
+};
+struct logit_f {
+  static constexpr const char* name = "logit";
+  static constexpr integers on_integers = integers::as_float;
+  template <class T> static constexpr bool ok = real_v<T>;
+  std::optional<double> eps;
+  template <class X>
+  auto operator()(const X& x) const { return strata::logit(x, eps); }
+};
+struct nan_to_num_f {
+  static constexpr const char* name = "nan_to_num";
+  static constexpr integers on_integers = integers::same;
+  template <class T> static constexpr bool ok = true;
+  double nan;
+  std::optional<double> posinf, neginf;
+  template <class X>
+  auto operator()(const X& x) const { return strata::nan_to_num(x, nan, posinf, neginf); }
+};
+
 template <class Op>
-AnyTensor unary(const AnyTensor& x) {
+AnyTensor unary(const AnyTensor& x, const Op& op = {}) {
   return visit_dtype(x.dtype(), [&]<class T>(tag<T>) -> AnyTensor {
     if constexpr (!Op::template ok<T>) detail::throw_not_implemented(Op::name, x.dtype());
     else if constexpr (std::is_integral_v<T> && Op::on_integers == integers::as_float)
-      return Op{}(x.to<std::conditional_t<std::is_integral_v<T>, float, T>>());  // (dependent: float)
+      return op(x.to<std::conditional_t<std::is_integral_v<T>, float, T>>());  // (dependent: float)
     else if constexpr (std::is_integral_v<T> && Op::on_integers == integers::same) return x.clone();
-    else return Op{}(x.as<T>());
+    else return op(x.as<T>());
   });
 }
 
@@ -90,6 +126,15 @@ AnyTensor unary(const AnyTensor& x) {
   AnyTensor F(const AnyTensor& x) { return unary<F##_f>(x); }
 STRATA_ANY_UNARY(STRATA_DEFINE_UNARY)
 #undef STRATA_DEFINE_UNARY
+AnyTensor gelu(const AnyTensor& x, std::string_view approximate) {
+  if (approximate != "none" && approximate != "tanh") throw error("approximate argument must be either none or tanh.");
+  return unary(x, gelu_f{approximate});
+}
+AnyTensor softplus(const AnyTensor& x, double beta, double threshold) { return unary(x, softplus_f{beta, threshold}); }
+AnyTensor logit(const AnyTensor& x, std::optional<double> eps) { return unary(x, logit_f{eps}); }
+AnyTensor nan_to_num(const AnyTensor& x, double nan, std::optional<double> posinf, std::optional<double> neginf) {
+  return unary(x, nan_to_num_f{nan, posinf, neginf});
+}
 AnyTensor operator-(const AnyTensor& x) { return unary<neg_f>(x); }
 AnyTensor operator~(const AnyTensor& x) { return unary<bitwise_not_f>(x); }
 AnyTensor operator!(const AnyTensor& x) { return unary<logical_not_f>(x); }
