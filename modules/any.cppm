@@ -297,6 +297,9 @@ class AnyTensor : public tensor_methods<AnyTensor> {
   void backward(const std::optional<AnyTensor>& gradient = std::nullopt, bool retain_graph = false) const;
   /// The same elements, cut from the graph.
   AnyTensor detach() const;
+  /// Calls hook(*this) in each backward() once this leaf's gradient is accumulated (torch's
+  /// register_post_accumulate_grad_hook).
+  void register_post_accumulate_grad_hook(std::function<void(const AnyTensor&)> hook) const;
 
  private:
   friend struct detail::autograd_access<AnyTensor>;

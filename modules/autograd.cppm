@@ -64,6 +64,14 @@ std::vector<Tensor<U>> grad(const Tensor<T>& output, const std::vector<Tensor<U>
   return result;
 }
 
+/// grad() of an expression's result (evaluated, recording, first).
+template <detail::lazy_expression E, element U>
+std::vector<Tensor<U>> grad(const E& output, const std::vector<Tensor<U>>& inputs,
+                            const std::optional<Tensor<typename E::value_type>>& grad_output = std::nullopt,
+                            bool retain_graph = false) {
+  return grad(output.eval(), inputs, grad_output, retain_graph);
+}
+
 /// Sets the gradient of each tensor that has one to zero (as optimizer.zero_grad()).
 template <element... Ts>
 void zero_grad(const Tensor<Ts>&... tensors) {

@@ -79,6 +79,12 @@ struct expression_base : tensor_methods<D> {
   }
   /// Evaluates (recording) and runs backward from the result: sum(loss).backward().
   void backward(bool retain_graph = false) const { eval().backward(std::nullopt, retain_graph); }
+  /// Evaluates (recording) and runs backward from the result with its gradient
+  /// (loss.backward(gradient, retain_graph); {} for the default of ones).
+  template <class V = D>
+  void backward(const std::optional<Tensor<typename V::value_type>>& gradient, bool retain_graph = false) const {
+    eval().backward(gradient, retain_graph);
+  }
 
   // ---- views and copies of the result: the expression is evaluated first, then viewed ----
   /// eval().view(sizes).

@@ -50,6 +50,9 @@ struct autograd_meta {
   bool view_of_leaf = false;          ///< a view of a leaf that requires grad
   grad_buffer grad;                   ///< a leaf's accumulated gradient
   std::shared_ptr<grad_node> grad_fn;  ///< the node that computed this tensor (none: a leaf)
+  /// A leaf's post-accumulate-grad hooks: called, in order, once a backward() has added the
+  /// last of this backward's gradients into grad (strata.tensor's register_post_accumulate_grad_hook).
+  std::vector<std::function<void(const std::shared_ptr<autograd_meta>& self)>> post_accumulate_hooks;
   autograd_meta() = default;
   autograd_meta(const autograd_meta&) = delete;
   autograd_meta& operator=(const autograd_meta&) = delete;
@@ -89,6 +92,8 @@ class backward_context {
   grad_buffer& captured(std::size_t k) { return captures_[k].second; }
   /// Copies a node's output gradient to the captures that ask for it (grad() of a non-leaf).
   void capture_pending(const grad_node& n);
+  /// True for grad() (leaves' .grad() untouched, their hooks not called).
+  bool capture_only() const noexcept { return capture_only_; }
 
  private:
   bool capture_only_;
@@ -96,7 +101,9 @@ class backward_context {
 };
 
 /// Runs every node reachable from the roots (their pending gradients already seeded) in
-/// reverse topological order, then frees the saved values unless retain_graph.
+/// reverse topological order, then frees the saved values unless retain_graph. In a
+/// backward() a leaf's post-accumulate hooks run as soon as the last node that sends it a
+/// gradient has run (roots that are leaves: at the end).
 void run_backward(std::span<const std::shared_ptr<autograd_meta>> roots, bool retain_graph, backward_context& ctx);
 
 /// Throws PyTorch's error for backward() on a tensor that does not require grad.

@@ -463,6 +463,18 @@ class Tensor : public tensor_methods<Tensor<T>> {
     detail::backward_context ctx(false);
     detail::autograd_access<Tensor>::run_backward(*this, gradient, retain_graph, ctx);
   }
+  /// Calls hook(*this) in each backward() as soon as this leaf's gradient for that pass is
+  /// accumulated into grad() (torch's register_post_accumulate_grad_hook), while the rest of
+  /// the backward is still to run.
+  void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
+    if (!requires_grad()) throw error("cannot register a hook on a tensor that doesn't require gradient");
+    if (!is_leaf()) throw error("post accumulate grad hooks cannot be registered on non-leaf tensors");
+    // The hook holds the leaf's storage and view, not its metadata (which owns the hook).
+    meta_->post_accumulate_hooks.push_back(
+        [s = storage_, l = layout_, h = std::move(hook)](const std::shared_ptr<detail::autograd_meta>& m) {
+          h(detail::autograd_access<Tensor>::assemble(s, l, m));
+        });
+  }
 
   // ---- views: metadata only, sharing storage ----
   /// The same elements with new sizes (one may be -1); throws when strides do not allow it.

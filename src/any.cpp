@@ -4,6 +4,7 @@
 module;
 #include <cmath>
 #include <complex>
+#include <functional>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -273,6 +274,11 @@ AnyTensor& AnyTensor::requires_grad_(bool requires_grad) & {
 AnyTensor type_as(const AnyTensor& x, const AnyTensor& other) { return x.to(other.dtype()); }
 AnyTensor AnyTensor::grad() const {
   return visit_dtype(dtype_, [&]<class T>(tag<T>) { return AnyTensor(as<T>().grad()); });
+}
+void AnyTensor::register_post_accumulate_grad_hook(std::function<void(const AnyTensor&)> hook) const {
+  visit_dtype(dtype_, [&]<class T>(tag<T>) {
+    as<T>().register_post_accumulate_grad_hook([h = std::move(hook)](const Tensor<T>& t) { h(AnyTensor(t)); });
+  });
 }
 void AnyTensor::backward(const std::optional<AnyTensor>& gradient, bool retain_graph) const {
   visit_dtype(dtype_, [&]<class T>(tag<T>) {

@@ -2,6 +2,7 @@
 // The autograd engine (strata.graph): grad mode, reverse topological order, iterative graph release.
 module;
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,6 +68,15 @@ void run_backward(std::span<const std::shared_ptr<autograd_meta>> roots, bool re
     }
     keep.push_back(std::move(n));
   }
+  // The leaves with hooks: how many reachable nodes still send each a gradient.
+  std::unordered_map<autograd_meta*, std::int64_t> leaf_waiting;
+  if (!ctx.capture_only())
+    for (const auto& n : keep)
+      for (const auto& in : n->inputs)
+        if (!in->grad_fn && !in->post_accumulate_hooks.empty()) ++leaf_waiting[in.get()];
+  const auto run_hooks = [](const std::shared_ptr<autograd_meta>& leaf) {
+    for (std::size_t i = 0; i < leaf->post_accumulate_hooks.size(); ++i) leaf->post_accumulate_hooks[i](leaf);
+  };
   // Run them once every gradient for their output has arrived.
   for (const auto& r : roots)
     if (r->grad_fn && waiting[r->grad_fn.get()] == 0) stack.push_back(r->grad_fn);
@@ -86,9 +96,18 @@ void run_backward(std::span<const std::shared_ptr<autograd_meta>> roots, bool re
       n->release();
       n->released = true;
     }
-    for (const auto& in : n->inputs)
-      if (in->grad_fn && --waiting[in->grad_fn.get()] == 0) stack.push_back(in->grad_fn);
+    for (const auto& in : n->inputs) {
+      if (in->grad_fn) {
+        if (--waiting[in->grad_fn.get()] == 0) stack.push_back(in->grad_fn);
+      } else if (!leaf_waiting.empty()) {
+        const auto it = leaf_waiting.find(in.get());
+        if (it != leaf_waiting.end() && --it->second == 0) run_hooks(in);
+      }
+    }
   }
+  if (!ctx.capture_only())
+    for (const auto& r : roots)
+      if (!r->grad_fn && !r->post_accumulate_hooks.empty()) run_hooks(r);
 }
 
 void throw_no_grad_fn() {

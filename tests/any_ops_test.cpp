@@ -368,3 +368,108 @@ TEST_CASE("the new AnyTensor operations equal the typed ones on the same data", 
   check_dtype(std::type_identity<st::half>{});
   check_dtype(std::type_identity<st::bfloat16>{});
 }
+
+// The PyTorch program below, ported, line by line (torch 1.13's printed results).
+//   x = torch.tensor([[1.0, nan, 3.0], [4.0, 5.0, inf], [7.0, 8.0, 9.0], [-2.0, 0.5, 1.5]], dtype=torch.float64)
+//   y = torch.tensor([0, 2, 1, 2])
+//   x = x.nan_to_num(0.0, posinf=10.0)
+//   lo = x.quantile(0.1, dim=0, keepdim=True); hi = x.quantile(0.9, dim=0, keepdim=True)
+//   x = x.clamp(lo, hi)
+//   x = (x - x.mean(0, keepdim=True)) / x.std(0, keepdim=True)
+//   counts = torch.zeros(3, dtype=torch.int64).scatter_add(0, y, torch.ones_like(y))
+//   onehot = torch.zeros(4, 3).scatter(1, y.unsqueeze(1), 1.0)
+//   centroids = onehot.t().mm(x.float()) / counts.unsqueeze(1)
+//   train, test = x.split([3, 1])
+//   d = (test.float().unsqueeze(1) - centroids.unsqueeze(0)).pow(2).sum(-1)
+//   pred = d.argmin(1)
+//   med, _ = x.median(dim=1)
+//   top = x.abs().kthvalue(2, dim=1).values
+//   w = torch.full((3,), 0.5).lerp(centroids[0], 0.25)
+//   z = torch.addcmul(w, centroids[1], centroids[2], value=0.5)
+//   mask = x > 0
+//   x2 = x.masked_fill(~mask, 0).roll(1, 0).tril()
+TEST_CASE("a PyTorch nearest-centroid script ports line by line onto AnyTensor", "[any][port]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  auto x = st::AnyTensor(st::tensor<double>({{1.0, nan, 3.0}, {4.0, 5.0, inf}, {7.0, 8.0, 9.0}, {-2.0, 0.5, 1.5}}));
+  auto y = st::AnyTensor(st::tensor({0, 2, 1, 2}));
+  x = x.nan_to_num(0.0, 10.0);
+  auto lo = x.quantile(0.1, 0, true);
+  auto hi = x.quantile(0.9, 0, true);
+  x = x.clamp(lo, hi);
+  x = (x - x.mean({0}, true)) / x.std({0}, 1, true);
+  auto counts = st::zeros({3}, st::dtype::int64).scatter_add(0, y, st::ones_like(y));
+  auto onehot = st::zeros({4, 3}, st::dtype::float32).scatter(1, y.unsqueeze(1), 1.0);
+  auto centroids = onehot.t().mm(x.to(st::dtype::float32)) / counts.unsqueeze(1);
+  auto parts = x.split({3, 1});
+  auto test = parts[1];
+  auto d = (test.to(st::dtype::float32).unsqueeze(1) - centroids.unsqueeze(0)).pow(2).sum({-1});
+  auto pred = d.argmin(1);
+  auto [med, med_index] = x.median(1);
+  auto top = x.abs().kthvalue(2, 1).values;
+  auto w = st::full({3}, 0.5, st::dtype::float32).lerp(centroids[0], 0.25);
+  auto z = st::addcmul(w, centroids[1], centroids[2], 0.5);
+  auto mask = x > 0;
+  auto x2 = x.masked_fill(~mask, 0).roll(1, 0).tril();
+
+  CHECK(counts.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 1, 2});
+  CHECK(pred.to_vector() == std::vector<std::int64_t>{0});
+  CHECK(all_close(doubles(centroids), {-0.471056, -0.888757, -0.727656, 1.130534, 1.144778, 0.771378, -0.329739,
+                                       -0.12801, -0.021861}, 1e-5));
+  CHECK(all_close(doubles(med), {-0.727656, 0.530329, 1.130534, -0.989987}, 1e-5));
+  CHECK(all_close(doubles(top), {0.727656, 0.530329, 1.130534, 0.989987}, 1e-5));
+  CHECK(all_close(doubles(z), {0.070846, 0.079539, 0.184654}, 1e-4));
+  CHECK(all_close(doubles(x2), {0, 0, 0, 0, 0, 0, 0.471056, 0.530329, 0.946265, 1.130534, 1.144778, 0.771378}, 1e-5));
+  CHECK(x.dtype() == st::dtype::float64);
+  CHECK(centroids.dtype() == st::dtype::float32);
+  CHECK(z.dtype() == st::dtype::float32);
+}
+
+// torch's register_post_accumulate_grad_hook: once per backward, as soon as the leaf's last
+// gradient of that backward is accumulated (while the rest of the graph is still to run).
+TEST_CASE("post-accumulate-grad hooks run as soon as a leaf's gradient is final", "[any][autograd]") {
+  auto w = st::tensor({1.f, 2.f}).requires_grad_();
+  auto b = st::tensor({0.5f, -1.f}).requires_grad_();
+  std::vector<std::string> order;
+  std::vector<float> w_seen, w_in_b_hook;
+  w.register_post_accumulate_grad_hook([&](const st::Tensor<float>& p) {
+    order.push_back("w");
+    w_seen = p.grad().to_vector();
+  });
+  b.register_post_accumulate_grad_hook([&](const st::Tensor<float>& p) {
+    order.push_back("b");
+    CHECK(p.grad().to_vector() == std::vector<float>{3.f, 6.f});  // d(sum(h * b))/db = h
+    w_in_b_hook = w.has_grad() ? w.grad().to_vector() : std::vector<float>{};
+  });
+  st::Tensor<float> h = w * 3;     // one node: w's gradient arrives when it runs
+  auto loss = (h * b).sum() + w.sum();  // w also gets a gradient from the top node
+  loss.backward({}, true);
+  CHECK(order == std::vector<std::string>{"b", "w"});
+  CHECK(w_in_b_hook != std::vector<float>{2.5f, -2.f});  // w's gradient was not final yet
+  CHECK(w_seen == std::vector<float>{2.5f, -2.f});             // 3 * b + 1
+  loss.backward();                                              // gradients accumulate; hooks run again
+  CHECK(order.size() == 4);
+  CHECK(w_seen == std::vector<float>{5.f, -4.f});
+  // grad() leaves .grad() alone and calls no hook.
+  auto again = (w * w).sum();
+  const auto g = st::grad(again, std::vector<st::Tensor<float>>{w});
+  CHECK(order.size() == 4);
+  CHECK(g[0].to_vector() == std::vector<float>{2.f, 4.f});
+
+  CHECK_THROWS_WITH(st::zeros({2}).register_post_accumulate_grad_hook([](const st::Tensor<float>&) {}),
+                    "cannot register a hook on a tensor that doesn't require gradient");
+  st::Tensor<float> non_leaf = w * 2;
+  CHECK_THROWS_WITH(non_leaf.register_post_accumulate_grad_hook([](const st::Tensor<float>&) {}),
+                    "post accumulate grad hooks cannot be registered on non-leaf tensors");
+
+  // On an AnyTensor the hook sees an AnyTensor of the leaf's dtype.
+  const st::AnyTensor a = st::tensor<double>({1.0, -2.0}).requires_grad_();
+  st::dtype seen_dtype = st::dtype::bool_;
+  std::vector<double> a_grad;
+  a.register_post_accumulate_grad_hook([&](const st::AnyTensor& p) {
+    seen_dtype = p.dtype();
+    a_grad = p.grad().to_vector<double>();
+  });
+  (a * a).sum().backward();
+  CHECK(seen_dtype == st::dtype::float64);
+  CHECK(a_grad == std::vector<double>{2.0, -4.0});
+}

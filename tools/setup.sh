@@ -8,7 +8,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(clang-19 clang-tools-19 libomp-19-dev librange-v3-dev libboost-dev catch2
           libbenchmark-dev ninja-build libsleef-dev libopenblas-dev libdnnl-dev
-          zlib1g-dev)
+          zlib1g-dev libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// samples/digits_mlp.cpp trained data-parallel (strata.distributed, torch's
+// DistributedDataParallel): every rank holds the whole model, takes its share of each global
+// batch of 20 images (rank r: images r, r + world, r + 2 world, ... of the batch, as torch's
+// DistributedSampler deals them), and DistributedDataParallel averages the gradients over the
+// ranks during the backward. Each rank's loss is its images' share of the global batch's mean,
+// so the average gradient is the one-process gradient of the same batch: `mpirun -np 2` prints
+// the loss curve and accuracy of `mpirun -np 1` (to rounding).
+// Usage: mpirun -np 2 digits_ddp [data directory]  (README: running as root, a hostfile)
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+import strata;
+import strata.distributed;
+
+namespace st = strata;
+namespace dist = strata::distributed;
+
+namespace {
+// A [fan_in, fan_out] weight matrix uniform in +-1/sqrt(fan_in), as torch.nn.Linear starts.
+st::Tensor<float> uniform_weights(std::int64_t fan_in, std::int64_t fan_out, std::mt19937& rng) {
+  const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
+  std::uniform_real_distribution<float> uniform(-bound, bound);
+  std::vector<float> w(static_cast<std::size_t>(fan_in * fan_out));
+  for (float& v : w) v = uniform(rng);
+  return st::from_vector<float>(w, {fan_in, fan_out});
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  dist::init_process_group();
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  const std::string dir = argc > 1 ? argv[1] : STRATA_DIGITS_DIR;
+  const auto images = st::load_npy<std::uint8_t>(dir + "/digits_images.npy");  // [1797, 64], 0..16
+  const auto labels = st::load_npy<std::int64_t>(dir + "/digits_labels.npy");  // [1797], 0..9
+  st::Tensor<float> x = images / 16.0f;
+  st::Tensor<float> onehot = st::cast<float>(labels.unsqueeze(1) == st::arange<std::int64_t>(10));
+  // Every fifth image is held out for testing, as in digits_mlp.
+  auto fives = [](const st::Tensor<float>& t) { return t.narrow(0, 0, 1795).view({359, 5, t.size(1)}); };
+  const st::Tensor<float> x_train = fives(x).narrow(1, 0, 4).reshape({-1, 64});
+  const st::Tensor<float> y_train = fives(onehot).narrow(1, 0, 4).reshape({-1, 10});
+  const st::Tensor<float> x_test = fives(x).select(1, 4);
+  const st::Tensor<float> y_test = fives(onehot).select(1, 4);
+
+  std::mt19937 rng(42);
+  const std::int64_t hidden = 64;
+  auto w1 = uniform_weights(64, hidden, rng).requires_grad_();
+  auto b1 = st::zeros<float>({hidden}).requires_grad_();
+  auto w2 = uniform_weights(hidden, 10, rng).requires_grad_();
+  auto b2 = st::zeros<float>({10}).requires_grad_();
+  auto logits = [&](const st::Tensor<float>& in) {
+    st::Tensor<float> h = st::relu(st::matmul(in, w1) + b1);
+    return st::Tensor<float>(st::matmul(h, w2) + b2);
+  };
+  // Rank 0's parameters go to every rank; gradients are averaged during each backward.
+  dist::DistributedDataParallel ddp({w1, b1, w2, b2});
+
+  st::optim::SGD opt({w1, b1, w2, b2}, st::optim::SGDOptions(0.1));
+  st::optim::CosineAnnealingLR schedule(opt, 20);
+  const std::int64_t batch = 20, n = x_train.size(0);
+  for (int epoch = 1; epoch <= 20; ++epoch) {
+    auto total = st::zeros<double>({1});  // this rank's share of the epoch's summed loss
+    for (std::int64_t i = 0; i < n; i += batch) {
+      const std::int64_t rows = std::min(batch, n - i);
+      // This rank's images of the batch: every world-th, from its rank on.
+      const auto mine = st::arange<std::int64_t>(rank, rows, world) + i;
+      const auto xb = x_train.index_select(0, mine), yb = y_train.index_select(0, mine);
+      opt.zero_grad();
+      // The sum of -log p(true digit) over this rank's images, scaled so that the average over
+      // the ranks is the mean over the whole batch.
+      auto z = logits(xb);
+      auto nll = -st::sum(yb * st::log_softmax(z, 1));
+      st::Tensor<float> loss = nll * (static_cast<float>(world) / static_cast<float>(rows));
+      loss.backward();
+      opt.step();
+      total += nll.to<double>();
+    }
+    schedule.step();
+    dist::all_reduce(total);  // the epoch's loss over every rank's images
+    if (rank == 0)
+      std::cout << "epoch " << std::setw(2) << epoch << "  loss " << std::fixed << std::setprecision(4)
+                << total.item() / static_cast<double>(n) << "\n";
+  }
+
+  st::no_grad guard;
+  st::Tensor<float> z = logits(x_test);
+  const float right = st::sum(y_test * st::cast<float>(z == st::amax(z, {1}, true))).item();
+  const float accuracy = right / static_cast<float>(x_test.size(0));
+  if (rank == 0)
+    std::cout << "test accuracy " << std::setprecision(2) << 100 * accuracy << "% (" << static_cast<int>(right)
+              << " of " << x_test.size(0) << ") on " << world << (world == 1 ? " rank" : " ranks")
+              << (accuracy > 0.9f ? "\n" : ": not above 90%, FAILED\n");
+  dist::destroy_process_group();
+  return accuracy > 0.9f ? 0 : 1;
+}
