@@ -77,6 +77,8 @@ struct expression_base : tensor_methods<D> {
     self().template for_each_leaf<0>([&]<std::size_t I, class T>(const Tensor<T>& t) { r = r || t.requires_grad(); });
     return r;
   }
+  /// The result as a new leaf that requires grad ((torch.arange(5) / 20).requires_grad_()).
+  auto requires_grad_(bool requires_grad = true) const { return eval().detach().requires_grad_(requires_grad); }
   /// Evaluates (recording) and runs backward from the result: sum(loss).backward().
   void backward(bool retain_graph = false) const { eval().backward(std::nullopt, retain_graph); }
   /// Evaluates (recording) and runs backward from the result with its gradient

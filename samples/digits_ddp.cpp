@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   st::optim::CosineAnnealingLR schedule(opt, 20);
   const std::int64_t batch = 20, n = x_train.size(0);
   for (int epoch = 1; epoch <= 20; ++epoch) {
-    auto total = st::zeros<double>({1});  // this rank's share of the epoch's summed loss
+    double mine_total = 0;  // this rank's share of the epoch's summed loss
     for (std::int64_t i = 0; i < n; i += batch) {
       const std::int64_t rows = std::min(batch, n - i);
       // This rank's images of the batch: every world-th, from its rank on.
@@ -74,13 +74,14 @@ int main(int argc, char** argv) {
       // The sum of -log p(true digit) over this rank's images, scaled so that the average over
       // the ranks is the mean over the whole batch.
       auto z = logits(xb);
-      auto nll = -st::sum(yb * st::log_softmax(z, 1));
+      st::Tensor<float> nll = -st::sum(yb * st::log_softmax(z, 1));
       st::Tensor<float> loss = nll * (static_cast<float>(world) / static_cast<float>(rows));
       loss.backward();
       opt.step();
-      total += nll.to<double>();
+      mine_total += static_cast<double>(nll.item());
     }
     schedule.step();
+    auto total = st::tensor<double>({mine_total});
     dist::all_reduce(total);  // the epoch's loss over every rank's images
     if (rank == 0)
       std::cout << "epoch " << std::setw(2) << epoch << "  loss " << std::fixed << std::setprecision(4)

@@ -86,6 +86,8 @@ void check(int rc, const char* what) {
   MPI_Error_string(rc, text, &length);
   throw distributed_error(std::string("strata.distributed: ") + what + " failed: " + std::string(text, length));
 }
+// A dtype as torch prints it in messages (torch.float32).
+std::string torch_name(dtype d) { return "torch." + std::string(dtype_name(d)); }
 void require_init(const char* what) {
   if (!rt().initialized)
     throw distributed_error(std::string("strata.distributed: ") + what +
@@ -146,7 +148,7 @@ const char* op_name(ReduceOp op) {
 }
 [[noreturn]] void refuse(ReduceOp op, dtype d, const char* why) {
   throw distributed_error(std::string("strata.distributed: ReduceOp.") + op_name(op) + " " + why + " (got a " +
-                          std::string(dtype_name(d)) + " tensor)");
+                          torch_name(d) + " tensor)");
 }
 // The MPI reduction of op on dtype d (AVG reduces as SUM; the division follows).
 MPI_Op mpi_op(ReduceOp op, dtype d) {
@@ -182,7 +184,7 @@ MPI_Op mpi_op(ReduceOp op, dtype d) {
     case dtype::bfloat16: return rt().user_ops[1][k];
     case dtype::float128: return rt().user_ops[2][k];
     default: {
-      constexpr MPI_Op builtin[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+      const MPI_Op builtin[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
       return builtin[k];
     }
   }
@@ -270,7 +272,7 @@ void written(const AnyTensor& t, const AnyTensor& buf) {
 void check_same(const AnyTensor& a, const AnyTensor& b, const char* name, const char* what) {
   if (a.dtype() != b.dtype())
     throw distributed_error(std::string("strata.distributed: ") + name + ": " + what + " has dtype " +
-                            std::string(dtype_name(b.dtype())) + ", the tensor " + std::string(dtype_name(a.dtype())));
+                            torch_name(b.dtype()) + ", the tensor " + torch_name(a.dtype()));
   if (a.numel() != b.numel())
     throw distributed_error(std::string("strata.distributed: ") + name + ": " + what + " has " +
                             std::to_string(b.numel()) + " elements (sizes " + to_string(b.sizes()) +
@@ -520,7 +522,7 @@ Work all_gather_into_tensor(const AnyTensor& output, const AnyTensor& input, con
   if (g.comm == MPI_COMM_NULL) return Work();
   if (output.dtype() != input.dtype())
     throw distributed_error("strata.distributed: all_gather_into_tensor: output has dtype " +
-                            std::string(dtype_name(output.dtype())) + ", input " + std::string(dtype_name(input.dtype())));
+                            torch_name(output.dtype()) + ", input " + torch_name(input.dtype()));
   if (output.numel() != input.numel() * g.size)
     throw distributed_error("strata.distributed: all_gather_into_tensor: output tensor size must be equal to "
                             "world_size times input tensor size (output " + to_string(output.sizes()) + ", input " +
@@ -568,7 +570,7 @@ Work reduce_scatter_tensor(const AnyTensor& output, const AnyTensor& input, Redu
   if (g.comm == MPI_COMM_NULL) return Work();
   if (output.dtype() != input.dtype())
     throw distributed_error("strata.distributed: reduce_scatter_tensor: output has dtype " +
-                            std::string(dtype_name(output.dtype())) + ", input " + std::string(dtype_name(input.dtype())));
+                            torch_name(output.dtype()) + ", input " + torch_name(input.dtype()));
   if (input.numel() != output.numel() * g.size)
     throw distributed_error("strata.distributed: reduce_scatter_tensor: input tensor must be the same size as output "
                             "size times world size (input " + to_string(input.sizes()) + ", output " +
@@ -672,7 +674,7 @@ Work all_to_all(const std::vector<AnyTensor>& output_list, const std::vector<Any
     const AnyTensor& out = output_list[static_cast<std::size_t>(r)];
     if (in.dtype() != d || out.dtype() != d)
       throw distributed_error("strata.distributed: all_to_all: every input and output tensor must have dtype " +
-                              std::string(dtype_name(d)));
+                              torch_name(d));
     out.storage().check_writable();
     send_counts.push_back(count_of(in.numel(), "all_to_all"));
     send_offsets.push_back(sent);

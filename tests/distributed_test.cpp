@@ -24,12 +24,11 @@ const std::vector<st::dtype> all_dtypes = {
     st::dtype::int64,   st::dtype::float16,  st::dtype::bfloat16, st::dtype::float32,  st::dtype::float64,
     st::dtype::float128, st::dtype::complex64, st::dtype::complex128};
 bool is_bool(st::dtype d) { return d == st::dtype::bool_; }
-bool is_complex(st::dtype d) { return d == st::dtype::complex64 || d == st::dtype::complex128; }
+bool complex_dtype(st::dtype d) { return d == st::dtype::complex64 || d == st::dtype::complex128; }
 bool is_integral(st::dtype d) {
   return d == st::dtype::uint8 || d == st::dtype::int8 || d == st::dtype::int16 || d == st::dtype::int32 ||
          d == st::dtype::int64;
 }
-bool is_floating(st::dtype d) { return !is_bool(d) && !is_complex(d) && !is_integral(d); }
 
 // Rank r's elements for dtype d: small values whose products fit every integer dtype.
 st::AnyTensor base(st::dtype d, int rank, std::vector<std::int64_t> sizes) {
@@ -39,7 +38,7 @@ st::AnyTensor base(st::dtype d, int rank, std::vector<std::int64_t> sizes) {
   if (is_bool(d)) return ((i + rank) % 3 == 0).view(sizes);
   if (is_integral(d)) return (i % 5 + 1 + rank * (i % 3)).to(d).view(sizes);
   const auto v = ((i % 7).to(st::dtype::float64) * 0.5 - 1 + rank * 0.25).to(d).view(sizes);
-  if (is_complex(d)) return v * std::complex<double>(1.0, rank + 1.0);
+  if (complex_dtype(d)) return v * std::complex<double>(1.0, rank + 1.0);
   return v;
 }
 // The layouts each operation is run on: the tensor the operation writes, and a predicate-free
@@ -80,7 +79,7 @@ st::AnyTensor expected(dist::ReduceOp op, const st::AnyTensor& a, const st::AnyT
 std::vector<dist::ReduceOp> ops_for(st::dtype d) {
   using R = dist::ReduceOp;
   if (is_bool(d) || is_integral(d)) return {R::SUM, R::PRODUCT, R::MIN, R::MAX, R::BAND, R::BOR, R::BXOR};
-  if (is_complex(d)) return {R::SUM, R::AVG, R::PRODUCT};
+  if (complex_dtype(d)) return {R::SUM, R::AVG, R::PRODUCT};
   return {R::SUM, R::AVG, R::PRODUCT, R::MIN, R::MAX};
 }
 std::string label(st::dtype d, const layout& l) { return std::string(st::dtype_name(d)) + " " + l.name; }
@@ -127,7 +126,7 @@ TEST_CASE("broadcast and reduce on every dtype and layout", "[distributed]") {
       dist::broadcast(b, 1);
       CHECK(same(b, l.make(d, 1)));
       const st::AnyTensor r = l.make(d, rank());
-      const dist::ReduceOp op = is_bool(d) ? dist::ReduceOp::BOR : dist::ReduceOp::MAX;
+      const dist::ReduceOp op = is_bool(d) ? dist::ReduceOp::BOR : complex_dtype(d) ? dist::ReduceOp::PRODUCT : dist::ReduceOp::MAX;
       dist::reduce(r, 0, op);
       CHECK(same(r, rank() == 0 ? expected(op, l.make(d, 0), l.make(d, 1)) : l.make(d, 1)));
     }
