@@ -199,3 +199,4 @@ class DistributedDataParallel {
   double last_wait_ = 0;
 };
 }  // namespace strata::distributed
+

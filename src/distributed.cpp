@@ -7,10 +7,15 @@
 // unpacked by copy_, both the fused engine's strided loops.
 module;
 #include <mpi.h>
+#include <atomic>
 #include <chrono>
 #include <complex>
 #include <cstdint>
+#include <algorithm>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -42,13 +47,17 @@ struct ProcessGroup::state {
 
 struct Work::state {
   const char* name = "";
-  std::vector<MPI_Request> requests;
-  std::vector<MPI_Status> statuses;
-  std::function<void()> finish;  // writes the results back (runs once, after completion)
+  std::function<int(MPI_Status*)> call;  // the operation's (blocking) MPI call
+  MPI_Status status{};
+  std::function<void()> finish;  // writes the results back (runs once, after the call)
   std::vector<AnyTensor> keep;   // buffers MPI reads or writes until completion
   std::vector<int> ranks;  // a receive's group: the world rank of each group rank (for source_rank)
-  bool done = false;
+  std::optional<ProcessGroup> group;
+  bool p2p = false;  // a send or receive: request is MPI's non-blocking call
+  MPI_Request request = MPI_REQUEST_NULL;
   int source = -1;
+  bool done = false;         // guarded by the executor's mutex
+  std::exception_ptr error;  // likewise: what the call or the write-back threw
 };
 
 namespace {
@@ -60,10 +69,10 @@ struct runtime {
   bool own_mpi = false;  // MPI_Init_thread was ours, so MPI_Finalize is too
   int thread_level = MPI_THREAD_SINGLE;
   std::mutex serial;  // held around MPI calls when MPI is not MPI_THREAD_MULTIPLE
-  std::chrono::milliseconds timeout{std::chrono::minutes(30)};
+  std::atomic<std::int64_t> timeout_ms{30 * 60 * 1000};  // set_timeout may race a watchdog check
+  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(timeout_ms.load()); }
   std::shared_ptr<ProcessGroup::state> world;
   ProcessGroup world_group{nullptr};  // world()'s handle (no state before init_process_group)
-  std::vector<std::shared_ptr<Work::state>> abandoned;  // timed out: completed (or aborted) at destroy
   MPI_Datatype half_type = MPI_DATATYPE_NULL, bf16_type = MPI_DATATYPE_NULL, f128_type = MPI_DATATYPE_NULL;
   MPI_Op user_ops[3][4] = {};  // [half, bfloat16, float128][sum, prod, min, max]
   ~runtime();
@@ -210,49 +219,224 @@ int group_rank_of(const ProcessGroup::state& g, int global, const char* name, co
 }
 
 // ---- work ----
-std::string timeout_message(const Work::state& w) {
+std::string timeout_message(const char* name, std::chrono::milliseconds within, const char* then) {
   const runtime& r = rt();
-  return "strata.distributed: " + std::string(w.name) + " on rank " + std::to_string(r.world ? r.world->rank : -1) +
-         " did not complete within " + std::to_string(r.timeout.count()) +
+  return "strata.distributed: " + std::string(name) + " on rank " + std::to_string(r.world ? r.world->rank : -1) +
+         " did not complete within " + std::to_string(within.count()) +
          " ms: another rank has failed, is late, or called a different operation (the timeout is "
-         "init_process_group's, or set_timeout)";
+         "init_process_group's, or set_timeout)" + then;
 }
-// Waits for w's requests until the deadline, then runs its finish once.
-void complete(const std::shared_ptr<Work::state>& w) {
-  if (w->done) return;
-  const clock::time_point deadline = clock::now() + rt().timeout;
-  w->statuses.resize(w->requests.size());
-  for (int spins = 0;; ++spins) {
-    int flag = 0;
+
+// A blocking MPI call cannot be interrupted: while one runs, the watchdog knows its deadline
+// (twice the timeout: a wait() has reported the timeout by then), and past it prints which
+// operation did not complete and aborts the job, so that no rank hangs.
+struct watchdog {
+  struct entry {
+    std::uint64_t id;
+    const char* name;
+    clock::time_point deadline;
+  };
+  std::mutex m;
+  std::condition_variable wake;
+  std::vector<entry> active;
+  std::uint64_t next = 0;
+  bool stop = false;
+  std::thread thread;
+
+  std::uint64_t enter(const char* name) {
+    const std::lock_guard<std::mutex> guard(m);
+    if (!thread.joinable()) thread = std::thread([this] { run(); });
+    active.push_back({++next, name, clock::now() + 2 * rt().timeout()});
+    return next;
+  }
+  void leave(std::uint64_t id) {
+    const std::lock_guard<std::mutex> guard(m);
+    std::erase_if(active, [id](const entry& e) { return e.id == id; });
+  }
+  void run() {
+    std::unique_lock<std::mutex> lock(m);
+    while (!stop) {
+      // Checked a few times per timeout (at most every second), without a wake-up per call.
+      const auto period = std::clamp<std::chrono::milliseconds>(rt().timeout() / 8, std::chrono::milliseconds(10),
+                                                                std::chrono::milliseconds(1000));
+      wake.wait_for(lock, period);
+      for (const entry& e : active)
+        if (clock::now() > e.deadline) {
+          std::fprintf(stderr, "%s\n", timeout_message(e.name, 2 * rt().timeout(), " (twice the timeout); a "
+                                        "blocking MPI call cannot be interrupted, so the job is aborted").c_str());
+          std::fflush(stderr);
+          MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+  }
+  void shutdown() {
+    {
+      const std::lock_guard<std::mutex> guard(m);
+      stop = true;
+    }
+    wake.notify_all();
+    if (thread.joinable()) thread.join();
+    stop = false;
+    thread = std::thread();
+  }
+};
+watchdog& dog() {
+  static watchdog d;
+  return d;
+}
+
+// Every operation is one blocking MPI call (MPI's blocking collectives are its fastest), run
+// in the order this process issued them: on the calling thread when nothing is queued or
+// running, else on the executor's thread — every async_op, and a blocking operation issued
+// behind one — as torch's ProcessGroupMPI runs its work on one thread. So async and blocking
+// calls of the same collective match across ranks, and an async operation progresses while
+// the caller computes.
+struct executor {
+  std::mutex m;
+  std::condition_variable changed;
+  std::deque<std::shared_ptr<Work::state>> queue;
+  bool busy = false, stop = false;
+  std::thread thread;
+
+  void submit(std::shared_ptr<Work::state> w) {
+    {
+      const std::lock_guard<std::mutex> guard(m);
+      if (!thread.joinable()) thread = std::thread([this] { run(); });
+      queue.push_back(std::move(w));
+    }
+    changed.notify_all();
+  }
+  // True (and the executor is taken) when the caller may run an operation itself now.
+  bool begin_inline() {
+    const std::lock_guard<std::mutex> guard(m);
+    if (busy || !queue.empty()) return false;
+    busy = true;
+    return true;
+  }
+  void end_inline() {
+    {
+      const std::lock_guard<std::mutex> guard(m);
+      busy = false;
+    }
+    changed.notify_all();
+  }
+  void run();
+  void shutdown() {
+    {
+      const std::lock_guard<std::mutex> guard(m);
+      stop = true;
+    }
+    changed.notify_all();
+    if (thread.joinable()) thread.join();  // after the queue has drained (or the watchdog aborted)
+    stop = false;
+    thread = std::thread();
+  }
+};
+executor& exec() {
+  static executor e;
+  return e;
+}
+
+// After w's MPI call returned: the sender of a receive, the write-back, the outcome recorded.
+void finished(Work::state& w, std::exception_ptr error) noexcept {
+  if (!error) {
+    try {
+      if (!w.ranks.empty() && w.status.MPI_SOURCE >= 0 && w.status.MPI_SOURCE < static_cast<int>(w.ranks.size()))
+        w.source = w.ranks[static_cast<std::size_t>(w.status.MPI_SOURCE)];
+      if (w.finish) w.finish();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  w.call = nullptr;
+  w.finish = nullptr;
+  w.keep.clear();
+  w.group.reset();
+  {
+    const std::lock_guard<std::mutex> guard(exec().m);
+    w.error = error;
+    w.done = true;
+  }
+  exec().changed.notify_all();
+}
+// Runs w's MPI call under the watchdog, then its write-back; records the outcome.
+void execute(Work::state& w) noexcept {
+  std::exception_ptr error;
+  try {
+    const std::uint64_t id = dog().enter(w.name);
+    struct leave_on_exit {
+      std::uint64_t id;
+      ~leave_on_exit() { dog().leave(id); }
+    } leave{id};
+    int rc = MPI_SUCCESS;
     {
       const auto lock = mpi_lock();
-      check(MPI_Testall(static_cast<int>(w->requests.size()), w->requests.data(), &flag, w->statuses.data()),
-            w->name);
+      rc = w.call(&w.status);
     }
-    if (flag) break;
-    if (clock::now() > deadline) {
-      rt().abandoned.push_back(w);
-      throw distributed_error(timeout_message(*w));
-    }
-    if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(20));
-    else std::this_thread::yield();
+    check(rc, w.name);
+  } catch (...) {
+    error = std::current_exception();
   }
-  w->done = true;
-  if (!w->ranks.empty() && !w->statuses.empty()) {
-    const int src = w->statuses.front().MPI_SOURCE;
-    if (src >= 0 && src < static_cast<int>(w->ranks.size())) w->source = w->ranks[static_cast<std::size_t>(src)];
-  }
-  if (w->finish) w->finish();
-  w->keep.clear();
+  finished(w, error);
 }
-Work launched(std::shared_ptr<Work::state> w, bool async_op) {
-  if (!async_op) complete(w);
+void executor::run() {
+  std::unique_lock<std::mutex> lock(m);
+  for (;;) {
+    changed.wait(lock, [&] { return stop || (!queue.empty() && !busy); });
+    if (queue.empty()) return;
+    const std::shared_ptr<Work::state> w = std::move(queue.front());
+    queue.pop_front();
+    busy = true;
+    lock.unlock();
+    execute(*w);
+    lock.lock();
+    busy = false;
+    changed.notify_all();
+  }
+}
+// Waits for w until the timeout; rethrows what its call threw.
+// One MPI_Test of a send or receive (progressing it); finishes w when it completed.
+bool test_p2p(Work::state& w) {
+  int flag = 0;
+  {
+    const auto lock = mpi_lock();
+    check(MPI_Test(&w.request, &flag, &w.status), w.name);
+  }
+  if (flag) finished(w, nullptr);
+  return flag != 0;
+}
+void await(Work::state& w) {
+  if (w.p2p && !w.done) {
+    const clock::time_point deadline = clock::now() + rt().timeout();
+    while (!test_p2p(w)) {
+      if (clock::now() > deadline) throw distributed_error(timeout_message(w.name, rt().timeout(), ""));
+      std::this_thread::yield();
+    }
+  }
+  std::unique_lock<std::mutex> lock(exec().m);
+  if (!exec().changed.wait_for(lock, rt().timeout(), [&] { return w.done; }))
+    throw distributed_error(timeout_message(w.name, rt().timeout(), ""));
+  if (w.error) std::rethrow_exception(w.error);
+}
+
+// Issues w, whose MPI call is call(status): run now when the executor is free and the
+// operation blocks, else queued; a blocking operation returns once it completed.
+template <class Call>
+Work launched(std::shared_ptr<Work::state> w, const ProcessGroup& group, bool async_op, Call&& call) {
+  w->call = std::forward<Call>(call);
+  w->group = group;  // its communicator outlives the call
+  if (!async_op && exec().begin_inline()) {
+    execute(*w);
+    exec().end_inline();
+  } else {
+    exec().submit(w);
+  }
+  if (!async_op) await(*w);
   return Work(std::move(w));
 }
 std::shared_ptr<Work::state> make_work(const char* name) {
   auto w = std::make_shared<Work::state>();
   w->name = name;
-  w->requests.resize(1, MPI_REQUEST_NULL);
   return w;
 }
 
@@ -330,21 +514,16 @@ ProcessGroup::state& ProcessGroup::impl() const {
 }
 
 bool Work::wait() {
-  if (state_) complete(state_);
+  if (state_) await(*state_);
   return true;
 }
 bool Work::is_completed() {
-  if (!state_ || state_->done) return true;
-  int flag = 0;
+  if (!state_) return true;
   {
-    const auto lock = mpi_lock();
-    state_->statuses.resize(state_->requests.size());
-    check(MPI_Testall(static_cast<int>(state_->requests.size()), state_->requests.data(), &flag,
-                      state_->statuses.data()),
-          state_->name);
+    const std::lock_guard<std::mutex> guard(exec().m);
+    if (state_->done || !state_->p2p) return state_->done;
   }
-  if (flag) complete(state_);  // all requests are null now: finishes at once
-  return flag != 0;
+  return test_p2p(*state_);
 }
 int Work::source_rank() const { return state_ ? state_->source : -1; }
 
@@ -366,7 +545,7 @@ void init_process_group(std::string_view backend, std::chrono::milliseconds time
   if (r.thread_level < MPI_THREAD_SERIALIZED)
     throw distributed_error("strata.distributed: MPI gives thread level " + std::to_string(r.thread_level) +
                             "; strata needs MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE (a threaded MPI build)");
-  r.timeout = timeout;
+  r.timeout_ms = timeout.count();
   auto w = std::make_shared<ProcessGroup::state>();
   check(MPI_Comm_dup(MPI_COMM_WORLD, &w->comm), "MPI_Comm_dup");
   check(MPI_Comm_set_errhandler(w->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -388,21 +567,14 @@ void init_process_group(std::string_view backend, std::chrono::milliseconds time
   r.initialized = true;
 }
 bool is_initialized() noexcept { return rt().initialized; }
-void set_timeout(std::chrono::milliseconds timeout) { rt().timeout = timeout; }
+void set_timeout(std::chrono::milliseconds timeout) { rt().timeout_ms = timeout.count(); }
 void destroy_process_group() {
   runtime& r = rt();
   if (!r.initialized) return;
-  // Operations that timed out may still complete (a late rank); past the timeout the job is
-  // aborted, since MPI_Finalize would wait for them forever.
-  std::vector<std::shared_ptr<Work::state>> late = std::move(r.abandoned);
-  for (const auto& w : late) {
-    try {
-      complete(w);
-    } catch (const distributed_error& e) {
-      std::fprintf(stderr, "%s\nstrata.distributed: aborting the job\n", e.what());
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  }
+  // Operations still queued or running (a wait() that timed out, a late rank) complete first;
+  // one whose peers never come is aborted by the watchdog, since MPI_Finalize would wait forever.
+  exec().shutdown();
+  dog().shutdown();
   r.initialized = false;
   for (auto& ops : r.user_ops)
     for (MPI_Op& op : ops) MPI_Op_free(&op);
@@ -449,11 +621,10 @@ Work barrier(const ProcessGroup& group, bool async_op) {
   const ProcessGroup::state& g = member(group, "barrier");
   if (g.comm == MPI_COMM_NULL) return Work();
   auto w = make_work("barrier");
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Ibarrier(g.comm, &w->requests[0]), "barrier");
-  }
-  return launched(std::move(w), async_op);
+  const auto call = [=, comm = g.comm](MPI_Status*) {
+    return MPI_Barrier(comm);
+  };
+  return launched(std::move(w), group, async_op, call);
 }
 Work broadcast(const AnyTensor& tensor, int src, const ProcessGroup& group, bool async_op) {
   const ProcessGroup::state& g = member(group, "broadcast");
@@ -461,15 +632,12 @@ Work broadcast(const AnyTensor& tensor, int src, const ProcessGroup& group, bool
   const int root = group_rank_of(g, src, "broadcast", "source");
   const AnyTensor buf = g.rank == root ? packed(tensor) : receive_buffer(tensor);
   auto w = make_work("broadcast");
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Ibcast(buf.data_ptr(), count_of(buf.numel(), "broadcast"), mpi_type(buf.dtype()), root, g.comm,
-                     &w->requests[0]),
-          "broadcast");
-  }
+  const auto call = [=, comm = g.comm](MPI_Status*) {
+    return MPI_Bcast(buf.data_ptr(), count_of(buf.numel(), "broadcast"), mpi_type(buf.dtype()), root, comm);
+  };
   w->keep = {buf};
   if (g.rank != root) w->finish = [tensor, buf] { written(tensor, buf); };
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 Work all_reduce(const AnyTensor& tensor, ReduceOp op, const ProcessGroup& group, bool async_op) {
   const ProcessGroup::state& g = member(group, "all_reduce");
@@ -478,19 +646,16 @@ Work all_reduce(const AnyTensor& tensor, ReduceOp op, const ProcessGroup& group,
   tensor.storage().check_writable();
   const AnyTensor buf = packed(tensor);
   auto w = make_work("all_reduce");
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Iallreduce(MPI_IN_PLACE, buf.data_ptr(), count_of(buf.numel(), "all_reduce"), mpi_type(buf.dtype()), mop,
-                         g.comm, &w->requests[0]),
-          "all_reduce");
-  }
+  const auto call = [=, comm = g.comm](MPI_Status*) {
+    return MPI_Allreduce(MPI_IN_PLACE, buf.data_ptr(), count_of(buf.numel(), "all_reduce"), mpi_type(buf.dtype()), mop, comm);
+  };
   w->keep = {buf};
   const int size = g.size;
   w->finish = [tensor, buf, op, size] {
     divide_for_avg(op, buf, size);
     written(tensor, buf);
   };
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 Work reduce(const AnyTensor& tensor, int dst, ReduceOp op, const ProcessGroup& group, bool async_op) {
   const ProcessGroup::state& g = member(group, "reduce");
@@ -500,12 +665,9 @@ Work reduce(const AnyTensor& tensor, int dst, ReduceOp op, const ProcessGroup& g
   const AnyTensor buf = packed(tensor);
   if (g.rank == root) tensor.storage().check_writable();
   auto w = make_work("reduce");
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Ireduce(g.rank == root ? MPI_IN_PLACE : buf.data_ptr(), buf.data_ptr(), count_of(buf.numel(), "reduce"),
-                      mpi_type(buf.dtype()), mop, root, g.comm, &w->requests[0]),
-          "reduce");
-  }
+  const auto call = [=, comm = g.comm, me = g.rank](MPI_Status*) {
+    return MPI_Reduce(me == root ? MPI_IN_PLACE : buf.data_ptr(), buf.data_ptr(), count_of(buf.numel(), "reduce"), mpi_type(buf.dtype()), mop, root, comm);
+  };
   w->keep = {buf};
   if (g.rank == root) {
     const int size = g.size;
@@ -514,7 +676,7 @@ Work reduce(const AnyTensor& tensor, int dst, ReduceOp op, const ProcessGroup& g
       written(tensor, buf);
     };
   }
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 Work all_gather_into_tensor(const AnyTensor& output, const AnyTensor& input, const ProcessGroup& group,
                             bool async_op) {
@@ -530,15 +692,12 @@ Work all_gather_into_tensor(const AnyTensor& output, const AnyTensor& input, con
   const AnyTensor in = packed(input), out = receive_buffer(output);
   auto w = make_work("all_gather_into_tensor");
   const MPI_Datatype t = mpi_type(in.dtype());
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Iallgather(in.data_ptr(), count_of(in.numel(), "all_gather"), t, out.data_ptr(),
-                         count_of(in.numel(), "all_gather"), t, g.comm, &w->requests[0]),
-          "all_gather_into_tensor");
-  }
+  const auto call = [=, comm = g.comm](MPI_Status*) {
+    return MPI_Allgather(in.data_ptr(), count_of(in.numel(), "all_gather"), t, out.data_ptr(), count_of(in.numel(), "all_gather"), t, comm);
+  };
   w->keep = {in, out};
   w->finish = [output, out] { written(output, out); };
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 Work all_gather(const std::vector<AnyTensor>& tensor_list, const AnyTensor& tensor, const ProcessGroup& group,
                 bool async_op) {
@@ -553,16 +712,15 @@ Work all_gather(const std::vector<AnyTensor>& tensor_list, const AnyTensor& tens
   auto w = make_work("all_gather");
   const MPI_Datatype t = mpi_type(in.dtype());
   const int n = count_of(in.numel(), "all_gather");
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Iallgather(in.data_ptr(), n, t, out.data_ptr(), n, t, g.comm, &w->requests[0]), "all_gather");
-  }
+  const auto call = [=, comm = g.comm](MPI_Status*) {
+    return MPI_Allgather(in.data_ptr(), n, t, out.data_ptr(), n, t, comm);
+  };
   w->keep = {in, out};
   w->finish = [tensor_list, out] {
     for (std::size_t r = 0; r < tensor_list.size(); ++r)
       tensor_list[r].copy_(out.select(0, static_cast<std::int64_t>(r)).view(tensor_list[r].sizes()));
   };
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 Work reduce_scatter_tensor(const AnyTensor& output, const AnyTensor& input, ReduceOp op, const ProcessGroup& group,
                            bool async_op) {
@@ -578,19 +736,16 @@ Work reduce_scatter_tensor(const AnyTensor& output, const AnyTensor& input, Redu
   const MPI_Op mop = mpi_op(op, input.dtype());
   const AnyTensor in = packed(input), out = receive_buffer(output);
   auto w = make_work("reduce_scatter");
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Ireduce_scatter_block(in.data_ptr(), out.data_ptr(), count_of(out.numel(), "reduce_scatter"),
-                                    mpi_type(in.dtype()), mop, g.comm, &w->requests[0]),
-          "reduce_scatter");
-  }
+  const auto call = [=, comm = g.comm](MPI_Status*) {
+    return MPI_Reduce_scatter_block(in.data_ptr(), out.data_ptr(), count_of(out.numel(), "reduce_scatter"), mpi_type(in.dtype()), mop, comm);
+  };
   w->keep = {in, out};
   const int size = g.size;
   w->finish = [output, out, op, size] {
     divide_for_avg(op, out, size);
     written(output, out);
   };
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 Work reduce_scatter(const AnyTensor& output, const std::vector<AnyTensor>& input_list, ReduceOp op,
                     const ProcessGroup& group, bool async_op) {
@@ -619,19 +774,16 @@ Work gather(const AnyTensor& tensor, const std::vector<AnyTensor>& gather_list, 
   auto w = make_work("gather");
   const MPI_Datatype t = mpi_type(in.dtype());
   const int n = count_of(in.numel(), "gather");
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Igather(in.data_ptr(), n, t, g.rank == root ? out.data_ptr() : nullptr, n, t, root, g.comm,
-                      &w->requests[0]),
-          "gather");
-  }
+  const auto call = [=, comm = g.comm, me = g.rank](MPI_Status*) {
+    return MPI_Gather(in.data_ptr(), n, t, me == root ? out.data_ptr() : nullptr, n, t, root, comm);
+  };
   w->keep = {in, out};
   if (g.rank == root)
     w->finish = [gather_list, out] {
       for (std::size_t r = 0; r < gather_list.size(); ++r)
         gather_list[r].copy_(out.select(0, static_cast<std::int64_t>(r)).view(gather_list[r].sizes()));
     };
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 Work scatter(const AnyTensor& tensor, const std::vector<AnyTensor>& scatter_list, int src, const ProcessGroup& group,
              bool async_op) {
@@ -649,15 +801,12 @@ Work scatter(const AnyTensor& tensor, const std::vector<AnyTensor>& scatter_list
   auto w = make_work("scatter");
   const MPI_Datatype t = mpi_type(tensor.dtype());
   const int n = count_of(tensor.numel(), "scatter");
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Iscatter(g.rank == root ? in.data_ptr() : nullptr, n, t, out.data_ptr(), n, t, root, g.comm,
-                       &w->requests[0]),
-          "scatter");
-  }
+  const auto call = [=, comm = g.comm, me = g.rank](MPI_Status*) {
+    return MPI_Scatter(me == root ? in.data_ptr() : nullptr, n, t, out.data_ptr(), n, t, root, comm);
+  };
   w->keep = {in, out};
   w->finish = [tensor, out] { written(tensor, out); };
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 Work all_to_all(const std::vector<AnyTensor>& output_list, const std::vector<AnyTensor>& input_list,
                 const ProcessGroup& group, bool async_op) {
@@ -687,60 +836,74 @@ Work all_to_all(const std::vector<AnyTensor>& output_list, const std::vector<Any
   const AnyTensor in = cat(flat, 0), out = empty({received}, d);
   auto w = make_work("all_to_all");
   const MPI_Datatype t = mpi_type(d);
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Ialltoallv(in.data_ptr(), send_counts.data(), send_offsets.data(), t, out.data_ptr(), recv_counts.data(),
-                         recv_offsets.data(), t, g.comm, &w->requests[0]),
-          "all_to_all");
-  }
+  const auto call = [=, comm = g.comm](MPI_Status*) {
+    return MPI_Alltoallv(in.data_ptr(), send_counts.data(), send_offsets.data(), t, out.data_ptr(), recv_counts.data(), recv_offsets.data(), t, comm);
+  };
   w->keep = {in, out};
   w->finish = [output_list, out, recv_counts, recv_offsets] {
     for (std::size_t r = 0; r < output_list.size(); ++r)
       output_list[r].copy_(out.narrow(0, recv_offsets[r], recv_counts[r]).view(output_list[r].sizes()));
   };
-  return launched(std::move(w), async_op);
+  return launched(std::move(w), group, async_op, call);
 }
 
 // ---- point to point ----
-Work isend(const AnyTensor& tensor, int dst, const ProcessGroup& group, int tag) {
+// Sends and receives are MPI's non-blocking calls, posted at once on the calling thread (as
+// torch's ProcessGroupMPI does): they never wait behind a collective, so an irecv and an isend
+// issued in either order on two ranks both complete.
+namespace {
+Work posted(std::shared_ptr<Work::state> w, bool async_op) {
+  Work work(std::move(w));
+  if (!async_op) work.wait();
+  return work;
+}
+Work post_send(const AnyTensor& tensor, int dst, const ProcessGroup& group, int tag, bool async_op) {
   const ProcessGroup::state& g = member(group, "send");
   if (g.comm == MPI_COMM_NULL) return Work();
   const int to = group_rank_of(g, dst, "send", "destination");
   const AnyTensor buf = packed(tensor);
   auto w = make_work("send");
+  w->p2p = true;
+  w->keep = {buf};
+  w->group = group;
   {
     const auto lock = mpi_lock();
-    check(MPI_Isend(buf.data_ptr(), count_of(buf.numel(), "send"), mpi_type(buf.dtype()), to, tag, g.comm,
-                    &w->requests[0]),
+    check(MPI_Isend(buf.data_ptr(), count_of(buf.numel(), "send"), mpi_type(buf.dtype()), to, tag, g.comm, &w->request),
           "send");
   }
-  w->keep = {buf};
-  return Work(std::move(w));
+  return posted(std::move(w), async_op);
 }
-Work irecv(const AnyTensor& tensor, std::optional<int> src, const ProcessGroup& group, int tag) {
+Work post_recv(const AnyTensor& tensor, std::optional<int> src, const ProcessGroup& group, int tag, bool async_op) {
   const ProcessGroup::state& g = member(group, "recv");
   if (g.comm == MPI_COMM_NULL) return Work();
   const int from = src ? group_rank_of(g, *src, "recv", "source") : MPI_ANY_SOURCE;
   const AnyTensor buf = receive_buffer(tensor);
   auto w = make_work("recv");
+  w->p2p = true;
+  w->keep = {buf};
+  w->group = group;
+  w->ranks = g.ranks;
+  w->finish = [tensor, buf] { written(tensor, buf); };
   {
     const auto lock = mpi_lock();
     check(MPI_Irecv(buf.data_ptr(), count_of(buf.numel(), "recv"), mpi_type(buf.dtype()), from, tag, g.comm,
-                    &w->requests[0]),
+                    &w->request),
           "recv");
   }
-  w->keep = {buf};
-  w->ranks = g.ranks;
-  w->finish = [tensor, buf] { written(tensor, buf); };
-  return Work(std::move(w));
+  return posted(std::move(w), async_op);
+}
+}  // namespace
+
+Work isend(const AnyTensor& tensor, int dst, const ProcessGroup& group, int tag) {
+  return post_send(tensor, dst, group, tag, true);
+}
+Work irecv(const AnyTensor& tensor, std::optional<int> src, const ProcessGroup& group, int tag) {
+  return post_recv(tensor, src, group, tag, true);
 }
 void send(const AnyTensor& tensor, int dst, const ProcessGroup& group, int tag) {
-  Work w = isend(tensor, dst, group, tag);
-  w.wait();
+  post_send(tensor, dst, group, tag, false);
 }
 int recv(const AnyTensor& tensor, std::optional<int> src, const ProcessGroup& group, int tag) {
-  Work w = irecv(tensor, src, group, tag);
-  w.wait();
-  return w.source_rank();
+  return post_recv(tensor, src, group, tag, false).source_rank();
 }
 }  // namespace strata::distributed

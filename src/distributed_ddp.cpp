@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // DistributedDataParallel: parameters grouped into flat buckets (reverse order, one dtype
 // each), a post-accumulate-grad hook per parameter that copies its final gradient into its
-// bucket, an asynchronous all_reduce per full bucket while the backward goes on, and, when the
-// last gradient is final, the wait and the average. Each gradient then is a view of its
+// bucket, an asynchronous all_reduce per full bucket (run by the executor's thread while the
+// backward goes on), and, when the last gradient is final, the wait and the average. Each gradient then is a view of its
 // bucket (torch's gradient_as_bucket_view), so later backwards accumulate into the bucket.
 module;
 #include <chrono>
@@ -63,8 +63,6 @@ struct DistributedDataParallel::state {
     }
     ++ready_total;
     if (++b.ready == b.members.size() && options.overlap) launch(b);
-    for (bucket& other : buckets)  // MPI progresses a non-blocking collective inside MPI calls
-      if (other.launched) other.work.is_completed();
     if (ready_total == bucket_of.size()) finish();
   }
   // Every gradient is final: the remaining all-reduces, their wait, the average.
