@@ -27,20 +27,26 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
-// The median time of f over reps runs, each started together on every rank; rank 0's
-// figure is the maximum over the ranks (the collective is as slow as its slowest rank).
-double median_seconds(int reps, const std::function<void()>& f) {
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    double t = seconds_since(t0), slowest = 0;
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    times.push_back(slowest);
+// The median times of each of fs over reps rounds, the functions interleaved within a round
+// (so that all see the same machine), each run started together on every rank; a run's time
+// is the maximum over the ranks (a collective is as slow as its slowest rank).
+std::vector<double> median_seconds(int reps, const std::vector<std::function<void()>>& fs) {
+  std::vector<std::vector<double>> times(fs.size());
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t k = 0; k < fs.size(); ++k) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto t0 = std::chrono::steady_clock::now();
+      fs[k]();
+      double t = seconds_since(t0), slowest = 0;
+      MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      times[k].push_back(slowest);
+    }
+  std::vector<double> medians;
+  for (auto& t : times) {
+    std::sort(t.begin(), t.end());
+    medians.push_back(t[t.size() / 2]);
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return medians;
 }
 
 void all_reduce_bandwidth(std::int64_t max_mib, int rank, int world) {
@@ -50,17 +56,16 @@ void all_reduce_bandwidth(std::int64_t max_mib, int rank, int world) {
   const double bus = 2.0 * (world - 1) / world;
   for (std::int64_t bytes = 4096; bytes <= max_mib * 1024 * 1024; bytes *= 4) {
     const std::int64_t n = bytes / 4;
-    const int reps = bytes <= (1 << 20) ? 200 : bytes <= (16 << 20) ? 20 : 5;
+    const int reps = bytes <= (1 << 20) ? 200 : bytes <= (16 << 20) ? 30 : 9;
     const st::Tensor<float> t = st::full({n}, 1.0f);
-    const double mpi = median_seconds(reps, [&] {
-      MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    });
     const st::AnyTensor any = t;
-    const double ours = median_seconds(reps, [&] { dist::all_reduce(any); });
     // Every other row of 256 floats (1 KiB runs): half of a buffer twice the size.
     const std::int64_t rows = std::max<std::int64_t>(n / 256, 1), cols = n / rows;
     const st::AnyTensor strided = st::AnyTensor(st::full({rows, 2, cols}, 1.0f)).select(1, 0);
-    const double gap = median_seconds(reps, [&] { dist::all_reduce(strided); });
+    const std::vector<double> m = median_seconds(
+        reps, {[&] { MPI_Allreduce(MPI_IN_PLACE, t.data_ptr(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
+               [&] { dist::all_reduce(any); }, [&] { dist::all_reduce(strided); }});
+    const double mpi = m[0], ours = m[1], gap = m[2];
     if (rank == 0) {
       const double b = static_cast<double>(bytes) * bus / 1e9;
       std::printf("%10lld %10.2f %10.2f %8.2f %10.2f %8.2f\n", static_cast<long long>(bytes), b / mpi, b / ours,
@@ -107,32 +112,37 @@ void ddp_step(int rank, int world) {
   const st::Tensor<float> x = st::randn({batch, width}), y = st::randn({batch, width});
   if (rank == 0)
     std::printf("\ndata-parallel step: %d x [%lld, %lld] float32 layers (%.1f MiB of gradients), batch %lld per "
-                "rank, %d ranks, 25 MiB buckets; ms (median of 15)\n",
+                "rank, %d ranks; ms (median of 21, the three modes interleaved)\n",
                 layers, static_cast<long long>(width), static_cast<long long>(width),
                 layers * (width * width + width) * 4.0 / (1 << 20), static_cast<long long>(batch), world);
-  double times[3] = {}, waits[3] = {};
-  for (int mode = 0; mode < 3; ++mode) {  // 0: no communication, 1: after the backward, 2: overlapped
-    const model m(layers, width);
-    dist::DistributedDataParallel ddp(m.parameters(), dist::DDPOptions().overlap_backward(mode == 2));
-    m.step(x, y);  // warm-up (and the buckets become the gradients' storage)
-    times[mode] = median_seconds(15, [&] {
-      if (mode == 0) {
-        auto guard = ddp.no_sync();
-        m.step(x, y);
-      } else {
-        m.step(x, y);
-      }
-    });
-    waits[mode] = ddp.last_wait_seconds();
-    if (rank == 0 && mode == 2)
-      std::printf("buckets: %zu\n", ddp.buckets().size());
-  }
-  if (rank == 0) {
-    const double comm = times[1] - times[0], hidden = (times[1] - times[2]) / comm;
-    std::printf("%-34s %8.2f\n%-34s %8.2f  (waited %.2f ms after the backward)\n%-34s %8.2f  (waited %.2f ms)\n"
-                "communication %.2f ms; hidden by the overlap: %.0f%%\n",
-                "no communication (no_sync)", 1e3 * times[0], "all-reduce after the backward", 1e3 * times[1],
-                1e3 * waits[1], "all-reduce overlapped", 1e3 * times[2], 1e3 * waits[2], 1e3 * comm, 100 * hidden);
+  for (const double cap : {25.0, 4.0}) {
+    // Three models, one per mode: no communication (no_sync), all-reduce after the backward,
+    // all-reduce overlapped with it.
+    const model m0(layers, width), m1(layers, width), m2(layers, width);
+    dist::DistributedDataParallel d0(m0.parameters(), dist::DDPOptions().bucket_cap(cap));
+    dist::DistributedDataParallel d1(m1.parameters(), dist::DDPOptions().bucket_cap(cap).overlap_backward(false));
+    dist::DistributedDataParallel d2(m2.parameters(), dist::DDPOptions().bucket_cap(cap));
+    for (const model* m : {&m0, &m1, &m2}) m->step(x, y);  // warm-up: the buckets become the gradients
+    double waits[3] = {};
+    const std::vector<double> t = median_seconds(21, {[&] {
+                                                       auto guard = d0.no_sync();
+                                                       m0.step(x, y);
+                                                     },
+                                                     [&] {
+                                                       m1.step(x, y);
+                                                       waits[1] += d1.last_wait_seconds();
+                                                     },
+                                                     [&] {
+                                                       m2.step(x, y);
+                                                       waits[2] += d2.last_wait_seconds();
+                                                     }});
+    if (rank == 0) {
+      const double comm = t[1] - t[0], hidden = (t[1] - t[2]) / comm;
+      std::printf("%.0f MiB buckets (%zu): no communication %.2f, all-reduce after the backward %.2f (waited %.2f), "
+                  "overlapped %.2f (waited %.2f); communication %.2f ms, hidden by the overlap %.0f%%\n",
+                  cap, d2.buckets().size(), 1e3 * t[0], 1e3 * t[1], 1e3 * waits[1] / 21, 1e3 * t[2],
+                  1e3 * waits[2] / 21, 1e3 * comm, 100 * hidden);
+    }
   }
 }
 }  // namespace

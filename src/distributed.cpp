@@ -441,12 +441,33 @@ std::shared_ptr<Work::state> make_work(const char* name) {
 }
 
 // ---- packing ----
-// The elements of t in a contiguous tensor: t itself, or a packed copy (copy_back: unpacked after).
-AnyTensor packed(const AnyTensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
+// A contiguous tensor of n elements of dtype d to pack or receive into: the calling thread's
+// staging buffer of d when no operation still holds it and it is large enough, else a new one,
+// kept for the next call. Fresh memory per call costs its page faults on every call (ten
+// times the transfer at 1 MiB on a virtual machine; docs/PERFORMANCE.md); each thread keeps
+// its largest recent buffer per dtype until it exits.
+AnyTensor staging(std::int64_t n, dtype d) {
+  thread_local std::vector<AnyTensor> kept;
+  AnyTensor* slot = nullptr;
+  for (AnyTensor& k : kept)
+    if (k.dtype() == d) slot = &k;
+  if (slot && slot->storage().use_count() == 1 && slot->numel() >= n) return slot->narrow(0, 0, n);
+  AnyTensor fresh = empty({std::max<std::int64_t>(n, 1)}, d);
+  if (!slot) kept.push_back(fresh);
+  else if (slot->storage().use_count() == 1) *slot = fresh;
+  return fresh.narrow(0, 0, n);
+}
+// The elements of t in a contiguous tensor: t itself, or a packed copy (the engine's strided copy).
+AnyTensor packed(const AnyTensor& t) {
+  if (t.is_contiguous()) return t;
+  AnyTensor buf = staging(t.numel(), t.dtype()).view(t.sizes());
+  buf.copy_(t.detach());
+  return buf;
+}
 // A contiguous buffer MPI writes into for t (t itself when contiguous).
 AnyTensor receive_buffer(const AnyTensor& t) {
   t.storage().check_writable();
-  return t.is_contiguous() ? t : empty(t.sizes(), t.dtype());
+  return t.is_contiguous() ? t : staging(t.numel(), t.dtype()).view(t.sizes());
 }
 // After MPI wrote buf for t: unpack, and count the write as in-place (autograd's versions).
 void written(const AnyTensor& t, const AnyTensor& buf) {
@@ -469,13 +490,12 @@ void check_list_size(std::size_t n, int size, const char* name, const char* what
 }
 // The tensors of a list in one contiguous 1-D buffer (each checked against like).
 AnyTensor concatenated(const std::vector<AnyTensor>& list, const AnyTensor& like, const char* name, const char* what) {
-  std::vector<AnyTensor> flat;
-  flat.reserve(list.size());
-  for (const AnyTensor& t : list) {
-    check_same(like, t, name, what);
-    flat.push_back(t.reshape({-1}));
-  }
-  return cat(flat, 0);
+  for (const AnyTensor& t : list) check_same(like, t, name, what);
+  const std::int64_t n = like.numel();
+  const AnyTensor buf = staging(n * static_cast<std::int64_t>(list.size()), like.dtype());
+  for (std::size_t r = 0; r < list.size(); ++r)
+    buf.narrow(0, n * static_cast<std::int64_t>(r), n).view(list[r].sizes()).copy_(list[r].detach());
+  return buf;
 }
 void divide_for_avg(ReduceOp op, const AnyTensor& t, int size) {
   if (op == ReduceOp::AVG) t /= size;
@@ -708,7 +728,7 @@ Work all_gather(const std::vector<AnyTensor>& tensor_list, const AnyTensor& tens
     check_same(tensor, t, "all_gather", "an output tensor");
     t.storage().check_writable();
   }
-  const AnyTensor in = packed(tensor), out = empty({g.size, tensor.numel()}, tensor.dtype());
+  const AnyTensor in = packed(tensor), out = staging(g.size * tensor.numel(), tensor.dtype()).view({g.size, tensor.numel()});
   auto w = make_work("all_gather");
   const MPI_Datatype t = mpi_type(in.dtype());
   const int n = count_of(in.numel(), "all_gather");
@@ -770,7 +790,8 @@ Work gather(const AnyTensor& tensor, const std::vector<AnyTensor>& gather_list, 
     throw distributed_error("strata.distributed: gather: Argument ``gather_list`` must NOT be specified on non-destination ranks.");
   }
   const AnyTensor in = packed(tensor);
-  const AnyTensor out = g.rank == root ? empty({g.size, tensor.numel()}, tensor.dtype()) : AnyTensor();
+  const AnyTensor out =
+      g.rank == root ? staging(g.size * tensor.numel(), tensor.dtype()).view({g.size, tensor.numel()}) : AnyTensor();
   auto w = make_work("gather");
   const MPI_Datatype t = mpi_type(in.dtype());
   const int n = count_of(in.numel(), "gather");
