@@ -137,6 +137,7 @@ struct DDPOptions {
   double bucket_cap_mb = 25;                ///< a bucket is all-reduced once this many MiB of gradients are final
   bool broadcast_parameters = true;         ///< copy rank 0's parameters to every rank at construction
   bool overlap = true;                      ///< all-reduce buckets during the backward (false: after it)
+  bool broadcast_buffers = true;            ///< copy rank 0's buffers (batch norm's running statistics) to every rank after each synchronised backward
   /// Sets bucket_cap_mb.
   DDPOptions& bucket_cap(double mb) { bucket_cap_mb = mb; return *this; }
   /// Sets overlap.
@@ -155,11 +156,16 @@ class DistributedDataParallel {
   /// Wraps parameters (floating dtypes; they must require grad).
   explicit DistributedDataParallel(std::vector<AnyTensor> parameters, DDPOptions options = {},
                                    const ProcessGroup& group = world());
-  /// Wraps the parameters of a module (anything with parameters(), e.g. an nn::Sequential).
+  /// Wraps parameters and buffers: the buffers are rank 0's on every rank at construction and
+  /// after each synchronised backward (torch's broadcast_buffers).
+  DistributedDataParallel(std::vector<AnyTensor> parameters, std::vector<AnyTensor> buffers, DDPOptions options,
+                          const ProcessGroup& group = world());
+  /// Wraps the parameters and buffers of a module (anything with parameters(), e.g. an
+  /// nn::Module; named_buffers() when it has them).
   template <class M>
     requires requires(const M& m) { m.parameters(); }
   explicit DistributedDataParallel(const M& module, DDPOptions options = {}, const ProcessGroup& group = world())
-      : DistributedDataParallel(to_any(module.parameters()), options, group) {}
+      : DistributedDataParallel(to_any(module.parameters()), buffers_of(module), options, group) {}
   DistributedDataParallel(const DistributedDataParallel&) = delete;
   DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
   ~DistributedDataParallel();
@@ -192,7 +198,14 @@ class DistributedDataParallel {
   static std::vector<AnyTensor> to_any(const std::vector<T>& ts) {
     return std::vector<AnyTensor>(ts.begin(), ts.end());
   }
-  std::vector<AnyTensor> parameters_;
+  template <class M>
+  static std::vector<AnyTensor> buffers_of(const M& module) {
+    std::vector<AnyTensor> out;
+    if constexpr (requires { module.named_buffers(); })
+      for (const auto& [name, t] : module.named_buffers()) out.push_back(t);
+    return out;
+  }
+  std::vector<AnyTensor> parameters_, buffers_;
   std::vector<std::vector<std::size_t>> bucket_members_;
   std::shared_ptr<state> state_;
   bool sync_ = true;

@@ -79,13 +79,19 @@ struct DistributedDataParallel::state {
     }
     ready_total = 0;
     seen.assign(seen.size(), false);
+    if (options.broadcast_buffers)  // the next forward starts from rank 0's running statistics
+      for (const AnyTensor& buffer : owner->buffers_) broadcast(buffer.detach(), group.global_rank(0), group);
     owner->last_wait_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 };
 
 DistributedDataParallel::DistributedDataParallel(std::vector<AnyTensor> parameters, DDPOptions options,
                                                  const ProcessGroup& group)
-    : parameters_(std::move(parameters)), state_(std::make_shared<state>()) {
+    : DistributedDataParallel(std::move(parameters), {}, options, group) {}
+
+DistributedDataParallel::DistributedDataParallel(std::vector<AnyTensor> parameters, std::vector<AnyTensor> buffers,
+                                                 DDPOptions options, const ProcessGroup& group)
+    : parameters_(std::move(parameters)), buffers_(std::move(buffers)), state_(std::make_shared<state>()) {
   if (!group.is_member())
     throw distributed_error("strata.distributed: DistributedDataParallel: the calling rank is not in the group");
   for (const AnyTensor& p : parameters_) {
@@ -128,6 +134,8 @@ DistributedDataParallel::DistributedDataParallel(std::vector<AnyTensor> paramete
   // Every rank starts from rank 0's parameters (the elements only: not recorded).
   if (options.broadcast_parameters)
     for (const AnyTensor& p : parameters_) broadcast(p.detach(), group.global_rank(0), group);
+  if (options.broadcast_buffers)
+    for (const AnyTensor& b : buffers_) broadcast(b.detach(), group.global_rank(0), group);
   const std::weak_ptr<state> weak = state_;
   for (std::size_t i = 0; i < parameters_.size(); ++i)
     parameters_[i].register_post_accumulate_grad_hook([weak, i](const AnyTensor& p) {

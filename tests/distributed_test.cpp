@@ -397,6 +397,20 @@ TEST_CASE("DistributedDataParallel: no_sync accumulates locally; the next backwa
     CHECK(close(model.parameters()[k].grad(), reference.parameters()[k].grad() / 2, 1e-12));
 }
 
+TEST_CASE("DistributedDataParallel over a module: batch norm's running statistics are rank 0's after each backward",
+          "[distributed][ddp]") {
+  st::nn::BatchNorm1d<float> bn(st::nn::BatchNormOptions(3));
+  dist::DistributedDataParallel ddp(bn);
+  CHECK(ddp.parameters().size() == 2);  // weight, bias
+  const auto x = (st::arange<float>(12).view(4, 3) * (rank() + 1)).eval();  // different batches per rank
+  bn.forward(x).square().sum().backward();
+  // Rank 0's batch means [4.5, 5.5, 6.5], times the momentum 0.1, on both ranks.
+  CHECK(close(*bn.running_mean, st::tensor({0.45f, 0.55f, 0.65f}), 1e-6));
+  const st::AnyTensor both = st::zeros({6}, st::dtype::float32);
+  dist::all_gather_into_tensor(both, *bn.running_var);
+  CHECK(same(both.narrow(0, 0, 3), both.narrow(0, 3, 3)));
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--late-rank") {
     // Rank 1 fails before a blocking all_reduce and never arrives: rank 0's watchdog prints
