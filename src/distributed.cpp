@@ -69,6 +69,8 @@ struct runtime {
   bool own_mpi = false;  // MPI_Init_thread was ours, so MPI_Finalize is too
   int thread_level = MPI_THREAD_SINGLE;
   std::mutex serial;  // held around MPI calls when MPI is not MPI_THREAD_MULTIPLE
+  std::mutex p2p_mutex;  // guards in_flight
+  std::vector<std::shared_ptr<Work::state>> in_flight;  // sends and receives not yet complete
   std::atomic<std::int64_t> timeout_ms{30 * 60 * 1000};  // set_timeout may race a watchdog check
   std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(timeout_ms.load()); }
   std::shared_ptr<ProcessGroup::state> world;
@@ -77,7 +79,15 @@ struct runtime {
   MPI_Op user_ops[3][4] = {};  // [half, bfloat16, float128][sum, prod, min, max]
   ~runtime();
 };
+struct executor;
+struct watchdog;
+executor& exec();
+watchdog& dog();
 runtime& rt() {
+  // The executor and the watchdog are made first, so that they outlive the runtime, whose
+  // destructor (at exit, without destroy_process_group) still drains and stops them.
+  (void)exec();
+  (void)dog();
   static runtime r;
   return r;
 }
@@ -382,7 +392,7 @@ void execute(Work::state& w) noexcept {
 void executor::run() {
   std::unique_lock<std::mutex> lock(m);
   for (;;) {
-    changed.wait(lock, [&] { return stop || (!queue.empty() && !busy); });
+    changed.wait(lock, [&] { return !busy && (stop || !queue.empty()); });
     if (queue.empty()) return;
     const std::shared_ptr<Work::state> w = std::move(queue.front());
     queue.pop_front();
@@ -402,8 +412,11 @@ bool test_p2p(Work::state& w) {
     const auto lock = mpi_lock();
     check(MPI_Test(&w.request, &flag, &w.status), w.name);
   }
-  if (flag) finished(w, nullptr);
-  return flag != 0;
+  if (!flag) return false;
+  finished(w, nullptr);
+  const std::lock_guard<std::mutex> guard(rt().p2p_mutex);
+  std::erase_if(rt().in_flight, [&](const std::shared_ptr<Work::state>& p) { return p.get() == &w; });
+  return true;
 }
 void await(Work::state& w) {
   if (w.p2p && !w.done) {
@@ -562,9 +575,10 @@ void init_process_group(std::string_view backend, std::chrono::milliseconds time
     check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &r.thread_level), "MPI_Init_thread");
     r.own_mpi = true;
   }
-  if (r.thread_level < MPI_THREAD_SERIALIZED)
+  if (r.thread_level < MPI_THREAD_MULTIPLE)
     throw distributed_error("strata.distributed: MPI gives thread level " + std::to_string(r.thread_level) +
-                            "; strata needs MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE (a threaded MPI build)");
+                            "; strata needs MPI_THREAD_MULTIPLE (its executor thread and sends and receives on "
+                            "the caller's thread call MPI at the same time)");
   r.timeout_ms = timeout.count();
   auto w = std::make_shared<ProcessGroup::state>();
   check(MPI_Comm_dup(MPI_COMM_WORLD, &w->comm), "MPI_Comm_dup");
@@ -594,6 +608,26 @@ void destroy_process_group() {
   // Operations still queued or running (a wait() that timed out, a late rank) complete first;
   // one whose peers never come is aborted by the watchdog, since MPI_Finalize would wait forever.
   exec().shutdown();
+  std::vector<std::shared_ptr<Work::state>> p2p;
+  {
+    const std::lock_guard<std::mutex> guard(r.p2p_mutex);
+    p2p = r.in_flight;
+  }
+  for (const auto& w : p2p) {
+    try {
+      await(*w);
+    } catch (const distributed_error& e) {
+      std::fprintf(stderr, "%s; destroy_process_group cannot finalize MPI with it pending, so the job is aborted\n",
+                   e.what());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    } catch (...) {  // NOLINT: what the operation threw was reported to its wait()
+    }
+  }
+  {
+    const std::lock_guard<std::mutex> guard(r.p2p_mutex);
+    r.in_flight.clear();
+  }
   dog().shutdown();
   r.initialized = false;
   for (auto& ops : r.user_ops)
@@ -616,21 +650,32 @@ ProcessGroup new_group(const std::vector<int>& ranks) {
       throw distributed_error("strata.distributed: new_group: rank " + std::to_string(r) + " is not in the world of " +
                               std::to_string(w.size) + " ranks");
   auto g = std::make_shared<ProcessGroup::state>();
-  g->ranks = ranks;
-  MPI_Group world_group = MPI_GROUP_NULL, sub = MPI_GROUP_NULL;
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Comm_group(w.comm, &world_group), "MPI_Comm_group");
-    check(MPI_Group_incl(world_group, static_cast<int>(ranks.size()), ranks.data(), &sub), "MPI_Group_incl");
-    check(MPI_Comm_create(w.comm, sub, &g->comm), "new_group (MPI_Comm_create)");
-    MPI_Group_free(&sub);
-    MPI_Group_free(&world_group);
+  g->ranks = ranks;  // sorted, as torch's: group rank i is the i-th smallest world rank
+  std::sort(g->ranks.begin(), g->ranks.end());
+  g->ranks.erase(std::unique(g->ranks.begin(), g->ranks.end()), g->ranks.end());
+  // A collective over the world: in the executor's order, after what this rank issued before.
+  auto work = make_work("new_group");
+  work->call = [g, comm = w.comm](MPI_Status*) {
+    MPI_Group world_group = MPI_GROUP_NULL, sub = MPI_GROUP_NULL;
+    int rc = MPI_Comm_group(comm, &world_group);
+    if (rc == MPI_SUCCESS) rc = MPI_Group_incl(world_group, static_cast<int>(g->ranks.size()), g->ranks.data(), &sub);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_create(comm, sub, &g->comm);
+    if (sub != MPI_GROUP_NULL) MPI_Group_free(&sub);
+    if (world_group != MPI_GROUP_NULL) MPI_Group_free(&world_group);
+    return rc;
+  };
+  if (exec().begin_inline()) {
+    execute(*work);
+    exec().end_inline();
+  } else {
+    exec().submit(work);
   }
+  await(*work);
   if (g->comm != MPI_COMM_NULL) {
     check(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     MPI_Comm_rank(g->comm, &g->rank);
   }
-  g->size = static_cast<int>(ranks.size());
+  g->size = static_cast<int>(g->ranks.size());
   return ProcessGroup(std::move(g));
 }
 int get_rank(const ProcessGroup& group) { return member(group, "get_rank").rank; }
@@ -838,7 +883,7 @@ Work all_to_all(const std::vector<AnyTensor>& output_list, const std::vector<Any
   const dtype d = input_list[0].dtype();
   std::vector<int> send_counts, send_offsets, recv_counts, recv_offsets;
   std::vector<AnyTensor> flat;
-  int sent = 0, received = 0;
+  std::int64_t sent = 0, received = 0;
   for (int r = 0; r < g.size; ++r) {
     const AnyTensor& in = input_list[static_cast<std::size_t>(r)];
     const AnyTensor& out = output_list[static_cast<std::size_t>(r)];
@@ -847,10 +892,10 @@ Work all_to_all(const std::vector<AnyTensor>& output_list, const std::vector<Any
                               torch_name(d));
     out.storage().check_writable();
     send_counts.push_back(count_of(in.numel(), "all_to_all"));
-    send_offsets.push_back(sent);
+    send_offsets.push_back(count_of(sent, "all_to_all"));
     sent += send_counts.back();
     recv_counts.push_back(count_of(out.numel(), "all_to_all"));
-    recv_offsets.push_back(received);
+    recv_offsets.push_back(count_of(received, "all_to_all"));
     received += recv_counts.back();
     flat.push_back(in.reshape({-1}));
   }
@@ -873,7 +918,13 @@ Work all_to_all(const std::vector<AnyTensor>& output_list, const std::vector<Any
 // torch's ProcessGroupMPI does): they never wait behind a collective, so an irecv and an isend
 // issued in either order on two ranks both complete.
 namespace {
+// The runtime holds a posted send or receive until it completes (MPI still reads or writes its
+// buffer if its handle is dropped or its wait timed out); destroy_process_group drains them.
 Work posted(std::shared_ptr<Work::state> w, bool async_op) {
+  {
+    const std::lock_guard<std::mutex> guard(rt().p2p_mutex);
+    rt().in_flight.push_back(w);
+  }
   Work work(std::move(w));
   if (!async_op) work.wait();
   return work;

@@ -36,14 +36,42 @@ struct DistributedDataParallel::state {
   std::vector<std::size_t> bucket_of, slot_of;  // per parameter: its bucket and its place in it
   std::vector<bool> seen;                       // per parameter: its hook ran in this backward
   std::size_t ready_total = 0;
+  std::size_t next_launch = 0;  // buckets are all-reduced in index order on every rank (as torch's Reducer)
 
   void launch(bucket& b) {
     b.work = all_reduce(b.flat, ReduceOp::SUM, group, true);
     b.launched = true;
   }
+  // Launches the buckets that are full, in index order from next_launch.
+  void launch_ready() {
+    while (next_launch < buckets.size() && buckets[next_launch].ready == buckets[next_launch].members.size())
+      launch(buckets[next_launch++]);
+  }
+  // After a backward that threw: in-flight all-reduces complete, the next backward starts afresh.
+  void reset() noexcept {
+    for (bucket& b : buckets) {
+      try {
+        if (b.launched) b.work.wait();
+      } catch (...) {  // NOLINT: the failure being reported is the one that made us reset
+      }
+      b.ready = 0;
+      b.launched = false;
+    }
+    ready_total = 0;
+    next_launch = 0;
+    seen.assign(seen.size(), false);
+  }
   // The hook of parameter i, its gradient final for this backward.
   void on_ready(std::size_t i, const AnyTensor& p) {
     if (!owner->sync_) return;
+    try {
+      ready(i, p);
+    } catch (...) {
+      reset();
+      throw;
+    }
+  }
+  void ready(std::size_t i, const AnyTensor& p) {
     if (seen[i])
       throw distributed_error(
           "strata.distributed: DistributedDataParallel: Expected to have finished reduction in the prior iteration "
@@ -62,14 +90,14 @@ struct DistributedDataParallel::state {
           detail::grad_buffer{slice.storage(), detail::autograd_access<AnyTensor>::view(slice), true, true};
     }
     ++ready_total;
-    if (++b.ready == b.members.size() && options.overlap) launch(b);
+    ++b.ready;
+    if (options.overlap) launch_ready();
     if (ready_total == bucket_of.size()) finish();
   }
   // Every gradient is final: the remaining all-reduces, their wait, the average.
   void finish() {
     const auto start = std::chrono::steady_clock::now();
-    for (bucket& b : buckets)
-      if (!b.launched) launch(b);
+    while (next_launch < buckets.size()) launch(buckets[next_launch++]);
     const int size = group.size();
     for (bucket& b : buckets) {
       b.work.wait();
@@ -78,6 +106,7 @@ struct DistributedDataParallel::state {
       b.launched = false;
     }
     ready_total = 0;
+    next_launch = 0;
     seen.assign(seen.size(), false);
     if (options.broadcast_buffers)  // the next forward starts from rank 0's running statistics
       for (const AnyTensor& buffer : owner->buffers_) broadcast(buffer.detach(), group.global_rank(0), group);

@@ -2,6 +2,7 @@
 // The autograd engine (strata.graph): grad mode, reverse topological order, iterative graph release.
 module;
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <span>
@@ -75,8 +76,20 @@ void run_backward(std::span<const std::shared_ptr<autograd_meta>> roots, bool re
       for (const auto& in : n->inputs)
         if (!in->grad_fn && !in->post_accumulate_hooks.empty()) ++leaf_waiting[in.get()];
   const auto run_hooks = [](const std::shared_ptr<autograd_meta>& leaf) {
-    for (std::size_t i = 0; i < leaf->post_accumulate_hooks.size(); ++i) leaf->post_accumulate_hooks[i](leaf);
+    // A copy: a hook may register another one (it runs from the next backward on).
+    const auto hooks = leaf->post_accumulate_hooks;
+    for (const auto& hook : hooks) hook(leaf);
   };
+  // A backward that throws (a hook, a version check) drops the gradients still pending, so
+  // that a retry with retain_graph starts clean.
+  struct on_throw {
+    const std::vector<std::shared_ptr<grad_node>>& keep;
+    int exceptions = std::uncaught_exceptions();
+    ~on_throw() {
+      if (std::uncaught_exceptions() > exceptions)
+        for (const auto& n : keep) n->pending.reset();
+    }
+  } drop_pending{keep};
   // Run them once every gradient for their output has arrived.
   for (const auto& r : roots)
     if (r->grad_fn && waiting[r->grad_fn.get()] == 0) stack.push_back(r->grad_fn);
