@@ -68,7 +68,6 @@ struct runtime {
   bool initialized = false;
   bool own_mpi = false;  // MPI_Init_thread was ours, so MPI_Finalize is too
   int thread_level = MPI_THREAD_SINGLE;
-  std::mutex serial;  // held around MPI calls when MPI is not MPI_THREAD_MULTIPLE
   std::mutex p2p_mutex;  // guards in_flight
   std::vector<std::shared_ptr<Work::state>> in_flight;  // sends and receives not yet complete
   std::atomic<std::int64_t> timeout_ms{30 * 60 * 1000};  // set_timeout may race a watchdog check
@@ -90,12 +89,6 @@ runtime& rt() {
   (void)dog();
   static runtime r;
   return r;
-}
-
-std::unique_lock<std::mutex> mpi_lock() {
-  runtime& r = rt();
-  if (r.thread_level >= MPI_THREAD_MULTIPLE) return {};
-  return std::unique_lock<std::mutex>(r.serial);
 }
 
 void check(int rc, const char* what) {
@@ -378,12 +371,7 @@ void execute(Work::state& w) noexcept {
       std::uint64_t id;
       ~leave_on_exit() { dog().leave(id); }
     } leave{id};
-    int rc = MPI_SUCCESS;
-    {
-      const auto lock = mpi_lock();
-      rc = w.call(&w.status);
-    }
-    check(rc, w.name);
+    check(w.call(&w.status), w.name);
   } catch (...) {
     error = std::current_exception();
   }
@@ -408,10 +396,7 @@ void executor::run() {
 // One MPI_Test of a send or receive (progressing it); finishes w when it completed.
 bool test_p2p(Work::state& w) {
   int flag = 0;
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Test(&w.request, &flag, &w.status), w.name);
-  }
+  check(MPI_Test(&w.request, &flag, &w.status), w.name);
   if (!flag) return false;
   finished(w, nullptr);
   const std::lock_guard<std::mutex> guard(rt().p2p_mutex);
@@ -509,6 +494,11 @@ AnyTensor concatenated(const std::vector<AnyTensor>& list, const AnyTensor& like
   for (std::size_t r = 0; r < list.size(); ++r)
     buf.narrow(0, n * static_cast<std::int64_t>(r), n).view(list[r].sizes()).copy_(list[r].detach());
   return buf;
+}
+// Row r of rows (one rank's elements each) into list[r], in list[r]'s sizes and layout.
+void unstack_into(const std::vector<AnyTensor>& list, const AnyTensor& rows) {
+  for (std::size_t r = 0; r < list.size(); ++r)
+    list[r].copy_(rows.select(0, static_cast<std::int64_t>(r)).view(list[r].sizes()));
 }
 void divide_for_avg(ReduceOp op, const AnyTensor& t, int size) {
   if (op == ReduceOp::AVG) t /= size;
@@ -781,10 +771,7 @@ Work all_gather(const std::vector<AnyTensor>& tensor_list, const AnyTensor& tens
     return MPI_Allgather(in.data_ptr(), n, t, out.data_ptr(), n, t, comm);
   };
   w->keep = {in, out};
-  w->finish = [tensor_list, out] {
-    for (std::size_t r = 0; r < tensor_list.size(); ++r)
-      tensor_list[r].copy_(out.select(0, static_cast<std::int64_t>(r)).view(tensor_list[r].sizes()));
-  };
+  w->finish = [tensor_list, out] { unstack_into(tensor_list, out); };
   return launched(std::move(w), group, async_op, call);
 }
 Work reduce_scatter_tensor(const AnyTensor& output, const AnyTensor& input, ReduceOp op, const ProcessGroup& group,
@@ -844,11 +831,7 @@ Work gather(const AnyTensor& tensor, const std::vector<AnyTensor>& gather_list, 
     return MPI_Gather(in.data_ptr(), n, t, me == root ? out.data_ptr() : nullptr, n, t, root, comm);
   };
   w->keep = {in, out};
-  if (g.rank == root)
-    w->finish = [gather_list, out] {
-      for (std::size_t r = 0; r < gather_list.size(); ++r)
-        gather_list[r].copy_(out.select(0, static_cast<std::int64_t>(r)).view(gather_list[r].sizes()));
-    };
+  if (g.rank == root) w->finish = [gather_list, out] { unstack_into(gather_list, out); };
   return launched(std::move(w), group, async_op, call);
 }
 Work scatter(const AnyTensor& tensor, const std::vector<AnyTensor>& scatter_list, int src, const ProcessGroup& group,
@@ -938,11 +921,8 @@ Work post_send(const AnyTensor& tensor, int dst, const ProcessGroup& group, int 
   w->p2p = true;
   w->keep = {buf};
   w->group = group;
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Isend(buf.data_ptr(), count_of(buf.numel(), "send"), mpi_type(buf.dtype()), to, tag, g.comm, &w->request),
-          "send");
-  }
+  check(MPI_Isend(buf.data_ptr(), count_of(buf.numel(), "send"), mpi_type(buf.dtype()), to, tag, g.comm, &w->request),
+        "send");
   return posted(std::move(w), async_op);
 }
 Work post_recv(const AnyTensor& tensor, std::optional<int> src, const ProcessGroup& group, int tag, bool async_op) {
@@ -956,12 +936,9 @@ Work post_recv(const AnyTensor& tensor, std::optional<int> src, const ProcessGro
   w->group = group;
   w->ranks = g.ranks;
   w->finish = [tensor, buf] { written(tensor, buf); };
-  {
-    const auto lock = mpi_lock();
-    check(MPI_Irecv(buf.data_ptr(), count_of(buf.numel(), "recv"), mpi_type(buf.dtype()), from, tag, g.comm,
-                    &w->request),
-          "recv");
-  }
+  check(MPI_Irecv(buf.data_ptr(), count_of(buf.numel(), "recv"), mpi_type(buf.dtype()), from, tag, g.comm,
+                  &w->request),
+        "recv");
   return posted(std::move(w), async_op);
 }
 }  // namespace
