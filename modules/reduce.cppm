@@ -291,6 +291,11 @@ namespace detail {
 /// sizes, contiguous; may be x itself); float and double (src/stats.cpp).
 template <element T>
 void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log);
+/// logsumexp of each run of n elements of a contiguous x into out (x.numel() / n values,
+/// contiguous): the softmax rows' max and exp-sum passes while a row is in cache; float and
+/// double (src/stats.cpp).
+template <element T>
+void logsumexp_rows(const Tensor<T>& x, std::int64_t n, const Tensor<T>& out);
 /// Records out = softmax(x, dim) (log: log_softmax) for autograd when x requires grad:
 /// the backward is y (g - sum(g y)) for softmax and g - exp(y) sum(g) for log_softmax.
 template <element T>
@@ -337,6 +342,34 @@ Tensor<typename E::value_type> shift_of(const E& e, int_list dims) {
   Tensor<R> m = reduce_eval::run(strata::amax(e, dims, true));
   m.assign(where(abs(m) == std::numeric_limits<compute_t<R>>::infinity(), 0, m));
   return m;
+}
+}  // namespace detail
+
+namespace detail {
+/// logsumexp with keepdim of a contiguous float or double tensor (not requiring grad) whose
+/// reduced dims are its last ones, by logsumexp_rows; nothing for anything else.
+template <class E>
+std::optional<Tensor<typename E::value_type>> logsumexp_by_rows(const E& e, const small_vec<bool, 16>& mask) {
+  using R = typename E::value_type;
+  if constexpr (std::is_same_v<E, leaf_expr<R>> && (std::is_same_v<R, float> || std::is_same_v<R, double>)) {
+    const Tensor<R>& x = e.t;
+    if (e.version != unversioned && e.version != x.storage().version()) throw_stale_input(e.version, x.storage().version());
+    if (x.numel() == 0 || !x.is_contiguous() || (x.requires_grad() && grad_enabled())) return std::nullopt;
+    std::size_t first = mask.size();  // the reduced dims: first..end, none before
+    while (first > 0 && mask[first - 1]) --first;
+    for (std::size_t d = 0; d < first; ++d)
+      if (mask[d]) return std::nullopt;
+    dim_vector keep = x.sizes().vec();
+    std::int64_t n = 1;
+    for (std::size_t d = first; d < keep.size(); ++d) {
+      n *= keep[d];
+      keep[d] = 1;
+    }
+    Tensor<R> r = empty<R>(keep);
+    logsumexp_rows<R>(x, n, r);
+    return r;
+  }
+  return std::nullopt;
 }
 }  // namespace detail
 
@@ -442,11 +475,14 @@ auto logsumexp(X&& x, int_list dims, bool keepdim = false) {
   auto e = detail::to_node(std::forward<X>(x));
   detail::check_softmax_type<decltype(e)>();
   using R = typename decltype(e)::value_type;
-  const auto m = detail::shift_of(e, dims);
-  Tensor<R> r = log(strata::sum(exp(e - m), dims, true)) + m;
+  const auto mask = detail::reduction_mask(dims, e.dim());
+  std::optional<Tensor<R>> rows = detail::logsumexp_by_rows(e, mask);
+  const Tensor<R> r = rows ? *std::move(rows) : [&] {
+    const auto m = detail::shift_of(e, dims);
+    return Tensor<R>(log(strata::sum(exp(e - m), dims, true)) + m);
+  }();
   if (keepdim) return r;
   dim_vector out;
-  const auto mask = detail::reduction_mask(dims, e.dim());
   for (std::size_t d = 0; d < mask.size(); ++d)
     if (!mask[d]) out.push_back(r.size(static_cast<std::int64_t>(d)));
   return r.view(out);
@@ -536,4 +572,6 @@ struct reductions<Tensor<T>> {
 namespace strata::detail {
 extern template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
 extern template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);
+extern template void logsumexp_rows<float>(const Tensor<float>&, std::int64_t, const Tensor<float>&);
+extern template void logsumexp_rows<double>(const Tensor<double>&, std::int64_t, const Tensor<double>&);
 }  // namespace strata::detail

@@ -39,6 +39,7 @@ void single_threaded() {
 void blas_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
                bool accumulate) {
+  if (small_gemm(t, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate)) return;
   single_threaded();
   const int ta = trans_a ? trans : no_trans, tb = trans_b ? trans : no_trans;
   const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);

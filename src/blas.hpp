@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The only door to the BLAS (OpenBLAS through its CBLAS interface): a plain translation unit,
+// The only door to the BLAS (OpenBLAS through its CBLAS interface, behind small-matrix kernels
+// for tiny dims): plain translation units,
 // so that no module interface or consumer sees the BLAS's headers or declarations.
 #pragma once
 #include <cstdint>
@@ -13,4 +14,11 @@ enum class blas_type { f32, f64, c64, c128 };
 void blas_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
                bool accumulate = false);
+/// The same product by src/small_gemm.cpp's kernels when its shape is one of theirs (float or
+/// double; [m, k] @ [k, n] with k, n of 2-8 and rows of A and C back to back, or
+/// [k, m]^T @ [k, n] with m, n of 2-8 and k long); false, touching nothing, otherwise.
+/// blas_gemm tries it first.
+bool small_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
+                bool accumulate);
 }  // namespace strata::detail

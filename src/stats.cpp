@@ -347,6 +347,28 @@ template <class T>
 void load(vec64<T>& v, const T* p) {
   std::memcpy(&v, p, sizeof v);
 }
+/// f folded pairwise across v's lanes: lane k with lane k + w for w = lanes / 2, lanes / 4, ...,
+/// 1, by halves of the vector (a shuffle tree, not a serial chain).
+template <class T, class F>
+T lane_fold(const vec64<T>& v, F f) {
+  using v32 = T __attribute__((vector_size(32)));
+  using v16 = T __attribute__((vector_size(16)));
+  v32 a, b;
+  std::memcpy(&a, &v, 32);
+  std::memcpy(&b, reinterpret_cast<const char*>(&v) + 32, 32);
+  a = f(a, b);
+  v16 c, d;
+  std::memcpy(&c, &a, 16);
+  std::memcpy(&d, reinterpret_cast<const char*>(&a) + 16, 16);
+  c = f(c, d);
+  constexpr int lanes = 16 / sizeof(T);
+  T e[lanes];
+  std::memcpy(e, &c, sizeof e);
+  for (int w = lanes / 2; w > 0; w /= 2)
+    for (int k = 0; k < w; ++k) e[k] = f(e[k], e[k + w]);
+  return e[0];
+}
+
 /// The largest element of x[0, n), NaN ignored (a NaN still spreads through exp and the sum).
 /// `v > m ? v : m` is one vmaxps per vector: a NaN in v keeps m.
 template <class T>
@@ -365,22 +387,14 @@ T row_max(const T* __restrict x, std::int64_t n) {
     m[0] = v > m[0] ? v : m[0];
   }
   m[0] = m[1] > m[0] ? m[1] : m[0];
-  T a[lanes];
-  std::memcpy(a, &m[0], sizeof a);
-  T r = a[0];
-  for (int k = 1; k < lanes; ++k) r = a[k] > r ? a[k] : r;
+  T r = lane_fold(m[0], [](const auto& a, const auto& b) { return b > a ? b : a; });  // no NaN in the lanes
   for (; i < n; ++i) r = x[i] > r ? x[i] : r;
   return r;
 }
 
 template <class T>
 T lane_sum(const vec64<T>& v) {  // pairwise across the lanes
-  constexpr int lanes = 64 / sizeof(T);
-  T a[lanes];
-  std::memcpy(a, &v, sizeof a);
-  for (int w = lanes / 2; w > 0; w /= 2)
-    for (int k = 0; k < w; ++k) a[k] += a[k + w];
-  return a[0];
+  return lane_fold(v, [](const auto& a, const auto& b) { return a + b; });
 }
 
 /// Sum of x[0, n) in four vector accumulators.
@@ -410,7 +424,8 @@ struct softmax_job {
   std::int64_t n;
   std::int64_t rows;
   std::int64_t per;  ///< rows a task: short rows go a block at a time
-  bool log;
+  bool log;          ///< log_softmax (with lse: unused)
+  bool lse;          ///< logsumexp: y holds one value a row, m + log(sum(exp(x - m)))
 };
 
 template <class T>
@@ -423,15 +438,20 @@ void softmax_row(void* ctx, std::int64_t r) {
   if (!std::isfinite(m)) m = 0;  // as the composition: an infinite maximum shifts by 0
   constexpr std::int64_t chunk = 1024;
   T s = 0;
-  if (job.log) {  // y = x - m; the exponentials only summed, a chunk at a time
-    T e[chunk];
+  if (job.log || job.lse) {  // y = x - m (logsumexp: a chunk buffer); the exponentials only summed
+    T e[chunk], t[chunk];
     for (std::int64_t i0 = 0; i0 < n; i0 += chunk) {
       const std::int64_t w = std::min(chunk, n - i0);
-      for (std::int64_t i = 0; i < w; ++i) y[i0 + i] = x[i0 + i] - m;
-      vmath(vfn::exp, y + i0, e, w);
+      T* shifted = job.lse ? t : y + i0;
+      for (std::int64_t i = 0; i < w; ++i) shifted[i] = x[i0 + i] - m;
+      vmath(vfn::exp, shifted, e, w);
       s += row_sum(e, w);
     }
     const T ls = std::log(s);
+    if (job.lse) {
+      static_cast<T*>(job.y)[r] = ls + m;
+      return;
+    }
     for (std::int64_t i = 0; i < n; ++i) y[i] -= ls;
     return;
   }
@@ -450,19 +470,28 @@ constexpr std::int64_t softmax_block = 1024;
 
 /// Rows [b * per, (b + 1) * per) of the job: long rows one by one (softmax_row); short rows
 /// shifted by their maxima together, their exponentials taken by one vector-math call, then
-/// each row summed and scaled as softmax_row does (the same bits).
-template <class T>
+/// each row summed and scaled as softmax_row does (the same bits). N > 0: rows of N elements,
+/// a compile-time constant, so that the per-row loops vectorise across rows.
+template <class T, int N>
 void softmax_rows_block(void* ctx, std::int64_t b) {
   const auto& job = *static_cast<const softmax_job*>(ctx);
-  const std::int64_t r0 = b * job.per, r1 = std::min(job.rows, r0 + job.per), n = job.n;
+  const std::int64_t r0 = b * job.per, r1 = std::min(job.rows, r0 + job.per), n = N > 0 ? N : job.n;
   if (job.per == 1) return softmax_row<T>(ctx, r0);
   const T* x = static_cast<const T*>(job.x) + r0 * n;
-  T* y = static_cast<T*>(job.y) + r0 * n;
   const std::int64_t len = (r1 - r0) * n;
+  T shifted[softmax_block], shift[softmax_block];  // logsumexp's: y has one value a row
+  T* y = job.lse ? shifted : static_cast<T*>(job.y) + r0 * n;
   for (std::int64_t r = 0; r < r1 - r0; ++r) {
     T m = row_max(x + r * n, n);
     if (!std::isfinite(m)) m = 0;
+    shift[r] = m;
     for (std::int64_t i = r * n; i < (r + 1) * n; ++i) y[i] = x[i] - m;
+  }
+  if (job.lse) {
+    vmath(vfn::exp, y, y, len);
+    T* out = static_cast<T*>(job.y) + r0;
+    for (std::int64_t r = 0; r < r1 - r0; ++r) out[r] = std::log(row_sum(y + r * n, n)) + shift[r];
+    return;
   }
   if (job.log) {
     T e[softmax_block];
@@ -479,18 +508,43 @@ void softmax_rows_block(void* ctx, std::int64_t b) {
     for (std::int64_t i = r * n; i < (r + 1) * n; ++i) y[i] *= inv;
   }
 }
+
+/// The block function for rows of n: rows of 2-7 with their length a constant.
+template <class T>
+auto softmax_block_fn(std::int64_t n) -> void (*)(void*, std::int64_t) {
+  switch (n) {
+    case 2: return softmax_rows_block<T, 2>;
+    case 3: return softmax_rows_block<T, 3>;
+    case 4: return softmax_rows_block<T, 4>;
+    case 5: return softmax_rows_block<T, 5>;
+    case 6: return softmax_rows_block<T, 6>;
+    case 7: return softmax_rows_block<T, 7>;
+    default: return softmax_rows_block<T, 0>;
+  }
+}
 }  // namespace
 
 template <element T>
 void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log) {
   const std::int64_t n = x.size(-1), rows = x.numel() / n;
   const std::int64_t per = std::max<std::int64_t>(1, softmax_block / n), tasks = (rows + per - 1) / per;
-  softmax_job job{x.data_ptr(), out.data_ptr(), n, rows, per, log};
+  softmax_job job{x.data_ptr(), out.data_ptr(), n, rows, per, log, false};
   const std::int64_t threads = x.numel() < (1 << 15) ? 1 : std::clamp<std::int64_t>(tasks, 1, get_num_threads());
-  parallel_run(tasks, static_cast<int>(threads), softmax_rows_block<T>, &job);
+  parallel_run(tasks, static_cast<int>(threads), softmax_block_fn<T>(n), &job);
 }
 template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
 template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);
+
+template <element T>
+void logsumexp_rows(const Tensor<T>& x, std::int64_t n, const Tensor<T>& out) {
+  const std::int64_t rows = x.numel() / n;
+  const std::int64_t per = std::max<std::int64_t>(1, softmax_block / n), tasks = (rows + per - 1) / per;
+  softmax_job job{x.data_ptr(), out.data_ptr(), n, rows, per, false, true};
+  const std::int64_t threads = x.numel() < (1 << 15) ? 1 : std::clamp<std::int64_t>(tasks, 1, get_num_threads());
+  parallel_run(tasks, static_cast<int>(threads), softmax_block_fn<T>(n), &job);
+}
+template void logsumexp_rows<float>(const Tensor<float>&, std::int64_t, const Tensor<float>&);
+template void logsumexp_rows<double>(const Tensor<double>&, std::int64_t, const Tensor<double>&);
 
 // ---- var's central moments: one pass, blocks twice while in cache, merged in double ----
 namespace {

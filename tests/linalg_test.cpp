@@ -11,6 +11,8 @@
 #include <random>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 #include "check_close.hpp"
 #include "tensor_values.hpp"
@@ -548,4 +550,76 @@ TEST_CASE("the BLAS follows set_num_threads and gives the same result for any co
   const std::vector<double> two = as_doubles(st::matmul(a, b));
   st::set_num_threads(before);
   test::check_close(one, two, 1e-12);
+}
+
+// Products with a tiny dim take small-matrix kernels in front of the BLAS ([M, K] @ [K, N] with
+// K, N of 2-8 and M long; [K, M]^T @ [K, N] with M, N of 2-8 and K long); the sizes around
+// them (1, 9) stay on the BLAS or the reduce. Each against a naive triple loop in long double,
+// with the second operand transposed or not, on 1 and 2 threads (the same bits).
+TEST_CASE("matrix products with tiny dims against a naive triple loop", "[linalg]") {
+  // The product and, per element, the sum of |a b| over the inner dim (its rounding bound).
+  const auto naive = [](const st::Tensor<double>& a, const st::Tensor<double>& b) {
+    const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+    std::vector<double> c(static_cast<std::size_t>(m * n)), size(c.size());
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        long double s = 0, abs = 0;
+        for (std::int64_t q = 0; q < k; ++q) {
+          const long double p = static_cast<long double>(a.at({i, q})) * static_cast<long double>(b.at({q, j}));
+          s += p;
+          abs += std::abs(p);
+        }
+        c[static_cast<std::size_t>(i * n + j)] = static_cast<double>(s);
+        size[static_cast<std::size_t>(i * n + j)] = static_cast<double>(abs);
+      }
+    return std::pair{c, size};
+  };
+  // |got - want| within k + 1 units in the last place of the sum of |a b| (the bound of any order of summation).
+  const auto check_bound = [](const std::vector<double>& got, const std::pair<std::vector<double>, std::vector<double>>& want,
+                              std::int64_t k, double eps) {
+    REQUIRE(got.size() == want.first.size());
+    for (std::size_t e = 0; e < got.size(); ++e) {
+      INFO("element " << e << ": got " << got[e] << ", want " << want.first[e]);
+      CHECK(std::abs(got[e] - want.first[e]) <= static_cast<double>(k + 1) * eps * want.second[e]);
+    }
+  };
+  const auto same_bits_on_two_threads = [](const auto& a, const auto& b, const auto& one) {
+    const int before = st::get_num_threads();
+    st::set_num_threads(2);
+    const std::remove_cvref_t<decltype(one)> two = st::matmul(a, b);
+    st::set_num_threads(before);
+    CHECK(std::equal(one.data_ptr(), one.data_ptr() + one.numel(), two.data_ptr()));
+  };
+  const int before = st::get_num_threads();
+  st::set_num_threads(1);
+  for (const std::int64_t small1 : {1, 2, 3, 5, 7, 8, 9})
+    for (const std::int64_t small2 : {2, 3, 4, 8, 9}) {
+      INFO("tiny dims " << small1 << " and " << small2);
+      // tall times small: [4099, small1] @ [small1, small2], the small matrix stored either way
+      const st::Tensor<double> a = iota<double>({4099, small1}, -1, 0.37).sin();
+      const st::Tensor<double> b = iota<double>({small1, small2}, 0.5, 0.1);
+      const st::Tensor<double> bt = iota<double>({small2, small1}, 0.5, 0.1).t();
+      for (const auto& rhs : {b, bt}) {
+        const auto want = naive(a, rhs);
+        const st::Tensor<double> c = st::matmul(a, rhs);
+        check_bound(as_doubles(c), want, small1, 0x1p-52);
+        const st::Tensor<float> cf = st::matmul(a.to<float>(), rhs.to<float>());
+        check_bound(as_doubles(cf), naive(a.to<float>().to<double>(), rhs.to<float>().to<double>()), small1, 0x1p-23);
+        same_bits_on_two_threads(a, rhs, c);
+        same_bits_on_two_threads(a.to<float>(), rhs.to<float>(), cf);
+      }
+      // a Gram product: [K, small1]^T @ [K, small2], K long and short
+      for (const std::int64_t k : {9, 300, 20000}) {
+        const st::Tensor<double> x = iota<double>({k, small1}, 2, 0.013).cos();
+        const st::Tensor<double> y = iota<double>({k, small2}, -3, 0.029).sin();
+        const st::Tensor<double> g = st::matmul(x.t(), y);
+        check_bound(as_doubles(g), naive(x.t(), y), k, 0x1p-52);
+        const st::Tensor<float> xf = x.to<float>(), yf = y.to<float>();
+        const st::Tensor<float> gf = st::matmul(xf.t(), yf);
+        check_bound(as_doubles(gf), naive(xf.to<double>().t(), yf.to<double>()), k, 0x1p-23);
+        same_bits_on_two_threads(x.t(), y, g);
+        if (small1 == small2) check_bound(as_doubles(st::Tensor<double>(st::matmul(x.t(), x))), naive(x.t(), x), k, 0x1p-52);
+      }
+    }
+  st::set_num_threads(before);
 }

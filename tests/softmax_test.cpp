@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -124,4 +125,73 @@ TEST_CASE("softmax allocates its result, and the composition's two reduced vecto
   }(), 1e-6);
   // rows sum to one
   test::check_close(as_doubles(st::Tensor<float>(st::sum(p, {1}))), std::vector<double>(64, 1.0), 1e-6);
+}
+
+// logsumexp over the last dims of a contiguous tensor runs the row kernel; anything else the
+// composition. Both against a naive per-row evaluation in long double: row lengths around a
+// vector and the kernel's 1024-element blocks, one and two trailing dims, the reduced dims not
+// last, strided and expression inputs, infinities and NaN.
+TEST_CASE("logsumexp over every layout matches a naive evaluation", "[softmax]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  // lse of x[r0 + j * rs] for j < n, computed naively (the maximum shifted out).
+  const auto naive = [](const std::vector<double>& x, std::int64_t r0, std::int64_t rs, std::int64_t n) {
+    long double m = -INFINITY;
+    bool nan = false;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double v = x[static_cast<std::size_t>(r0 + j * rs)];
+      nan = nan || std::isnan(v);
+      if (v > m) m = v;
+    }
+    if (nan) return std::numeric_limits<double>::quiet_NaN();
+    if (std::isinf(m)) return static_cast<double>(m);  // every element -inf, or one +inf
+    long double s = 0;
+    for (std::int64_t j = 0; j < n; ++j) s += std::exp(static_cast<long double>(x[static_cast<std::size_t>(r0 + j * rs)]) - m);
+    return static_cast<double>(std::log(s) + m);
+  };
+  for (const std::int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 100, 1023, 1024, 1025, 3000}) {
+    for (const std::int64_t rows : {1, 5, 300}) {
+      INFO("rows " << rows << ", n " << n);
+      std::vector<double> v(static_cast<std::size_t>(rows * n));
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37 * static_cast<double>(i)) * 30 + static_cast<double>(i % 7);
+      if (rows >= 5 && n >= 2) {  // row 1 has a NaN, row 2 is all -inf, row 3 has +inf
+        v[static_cast<std::size_t>(n + 1)] = std::numeric_limits<double>::quiet_NaN();
+        for (std::int64_t j = 0; j < n; ++j) v[static_cast<std::size_t>(2 * n + j)] = -inf;
+        v[static_cast<std::size_t>(3 * n)] = inf;
+      }
+      std::vector<double> want(static_cast<std::size_t>(rows));
+      for (std::int64_t r = 0; r < rows; ++r) want[static_cast<std::size_t>(r)] = naive(v, r * n, 1, n);
+      const auto x = st::from_vector<double>(v, {rows, n});
+      test::check_close(as_doubles(st::logsumexp(x, {1})), want, 1e-14);
+      const auto xf = x.to<float>();
+      test::check_close(as_doubles(st::logsumexp(xf, {-1})), want, 2e-6);
+      // the transposed tensor along dim 0 (the composition) and as an expression
+      test::check_close(as_doubles(st::logsumexp(x.t().contiguous(), {0})), want, 1e-14);
+      test::check_close(as_doubles(st::logsumexp(x * 1.0, {1})), want, 1e-14);
+      // keepdim, and the last two dims of a 3-d tensor
+      CHECK(st::logsumexp(x, {1}, true).sizes() == st::int_list{rows, 1});
+      if (n % 3 == 0 && n > 3) {
+        const auto x3 = x.view({rows, 3, n / 3});
+        const auto l3 = st::logsumexp(x3, {1, 2}, true);
+        CHECK(l3.sizes() == st::int_list{rows, 1, 1});
+        test::check_close(as_doubles(l3), want, 1e-14);
+        test::check_close(as_doubles(st::logsumexp(x3, {-1, -2})), want, 1e-14);
+        // leading reduced dims with the last kept are not rows: the composition
+        std::vector<double> lead(static_cast<std::size_t>(n / 3)), col;
+        for (std::int64_t k = 0; k < n / 3; ++k) {
+          col.clear();
+          for (std::int64_t r = 0; r < rows; ++r)
+            for (std::int64_t i = 0; i < 3; ++i) col.push_back(v[static_cast<std::size_t>(r * n + i * (n / 3) + k)]);
+          lead[static_cast<std::size_t>(k)] = naive(col, 0, 1, static_cast<std::int64_t>(col.size()));
+        }
+        test::check_close(as_doubles(st::logsumexp(x3, {0, 1})), lead, 1e-14);
+      }
+    }
+  }
+  // every dim of a tensor
+  const auto whole = st::from_vector<double>({0.5, -1, 2, 3}, {2, 2});
+  test::check_close({st::logsumexp(whole, {0, 1}).item()}, {std::log(std::exp(0.5) + std::exp(-1.0) + std::exp(2.0) + std::exp(3.0))}, 1e-15);
+  // requiring grad takes the recorded composition
+  auto g = st::from_vector<double>({1, 2, 3, 4}, {2, 2}).requires_grad_();
+  st::sum(st::logsumexp(g, {1})).backward();
+  test::check_close(as_doubles(g.grad()), {1 / (1 + std::exp(1.0)), 1 / (1 + std::exp(-1.0)), 1 / (1 + std::exp(1.0)), 1 / (1 + std::exp(-1.0))}, 1e-15);
 }
