@@ -15,9 +15,9 @@ void blas_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int
                const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
                bool accumulate = false);
 /// The same product by src/small_gemm.cpp's kernels when its shape is one of theirs (float or
-/// double; [m, k] @ [k, n] with k, n of 2-8 and rows of A and C back to back, or
-/// [k, m]^T @ [k, n] with m, n of 2-8 and k long); false, touching nothing, otherwise.
-/// blas_gemm tries it first.
+/// double; [m, k] @ [k, n] with k, n of 2-8 (doubles 2-7) and rows of A and C back to back, or
+/// [k, m]^T @ [k, n] with m, n of 2-8, k >= 8 and rows of both back to back); false, touching
+/// nothing, otherwise. blas_gemm tries it first.
 bool small_gemm(blas_type t, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                 const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
                 bool accumulate);

@@ -432,7 +432,7 @@ template <class T>
 void softmax_row(void* ctx, std::int64_t r) {
   const auto& job = *static_cast<const softmax_job*>(ctx);
   const T* x = static_cast<const T*>(job.x) + r * job.n;
-  T* y = static_cast<T*>(job.y) + r * job.n;
+  T* y = job.lse ? nullptr : static_cast<T*>(job.y) + r * job.n;  // logsumexp: job.y has a value a row
   const std::int64_t n = job.n;
   T m = row_max(x, n);
   if (!std::isfinite(m)) m = 0;  // as the composition: an infinite maximum shifts by 0

@@ -554,18 +554,23 @@ TEST_CASE("the BLAS follows set_num_threads and gives the same result for any co
 
 // Products with a tiny dim take small-matrix kernels in front of the BLAS ([M, K] @ [K, N] with
 // K, N of 2-8 and M long; [K, M]^T @ [K, N] with M, N of 2-8 and K long); the sizes around
-// them (1, 9) stay on the BLAS or the reduce. Each against a naive triple loop in long double,
-// with the second operand transposed or not, on 1 and 2 threads (the same bits).
+// them (1, 9) stay on the BLAS or the reduce. The shapes are above the planner's GEMM threshold
+// (32768 multiply-adds). Each against a naive triple loop in long double, the second operand
+// stored transposed or not; a product large enough to be split over two threads gives the same
+// bits on one and two.
 TEST_CASE("matrix products with tiny dims against a naive triple loop", "[linalg]") {
   // The product and, per element, the sum of |a b| over the inner dim (its rounding bound).
-  const auto naive = [](const st::Tensor<double>& a, const st::Tensor<double>& b) {
+  const auto naive = [](const st::Tensor<double>& at, const st::Tensor<double>& bt) {
+    const st::Tensor<double> a = at.contiguous(), b = bt.contiguous();
     const std::int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+    const double* pa = a.data_ptr();
+    const double* pb = b.data_ptr();
     std::vector<double> c(static_cast<std::size_t>(m * n)), size(c.size());
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         long double s = 0, abs = 0;
         for (std::int64_t q = 0; q < k; ++q) {
-          const long double p = static_cast<long double>(a.at({i, q})) * static_cast<long double>(b.at({q, j}));
+          const long double p = static_cast<long double>(pa[i * k + q]) * static_cast<long double>(pb[q * n + j]);
           s += p;
           abs += std::abs(p);
         }
@@ -574,7 +579,8 @@ TEST_CASE("matrix products with tiny dims against a naive triple loop", "[linalg
       }
     return std::pair{c, size};
   };
-  // |got - want| within k + 1 units in the last place of the sum of |a b| (the bound of any order of summation).
+  // |got - want| within k + 1 units in the last place of the sum of |a b| (the bound of any
+  // order of summation).
   const auto check_bound = [](const std::vector<double>& got, const std::pair<std::vector<double>, std::vector<double>>& want,
                               std::int64_t k, double eps) {
     REQUIRE(got.size() == want.first.size());
@@ -583,43 +589,46 @@ TEST_CASE("matrix products with tiny dims against a naive triple loop", "[linalg
       CHECK(std::abs(got[e] - want.first[e]) <= static_cast<double>(k + 1) * eps * want.second[e]);
     }
   };
-  const auto same_bits_on_two_threads = [](const auto& a, const auto& b, const auto& one) {
-    const int before = st::get_num_threads();
-    st::set_num_threads(2);
-    const std::remove_cvref_t<decltype(one)> two = st::matmul(a, b);
-    st::set_num_threads(before);
-    CHECK(std::equal(one.data_ptr(), one.data_ptr() + one.numel(), two.data_ptr()));
-  };
-  const int before = st::get_num_threads();
-  st::set_num_threads(1);
   for (const std::int64_t small1 : {1, 2, 3, 5, 7, 8, 9})
     for (const std::int64_t small2 : {2, 3, 4, 8, 9}) {
       INFO("tiny dims " << small1 << " and " << small2);
-      // tall times small: [4099, small1] @ [small1, small2], the small matrix stored either way
-      const st::Tensor<double> a = iota<double>({4099, small1}, -1, 0.37).sin();
+      // tall times small: [8209, small1] @ [small1, small2], the small matrix stored either way
+      const st::Tensor<double> a = iota<double>({8209, small1}, -1, 0.37).sin();
       const st::Tensor<double> b = iota<double>({small1, small2}, 0.5, 0.1);
       const st::Tensor<double> bt = iota<double>({small2, small1}, 0.5, 0.1).t();
-      for (const auto& rhs : {b, bt}) {
-        const auto want = naive(a, rhs);
-        const st::Tensor<double> c = st::matmul(a, rhs);
-        check_bound(as_doubles(c), want, small1, 0x1p-52);
-        const st::Tensor<float> cf = st::matmul(a.to<float>(), rhs.to<float>());
-        check_bound(as_doubles(cf), naive(a.to<float>().to<double>(), rhs.to<float>().to<double>()), small1, 0x1p-23);
-        same_bits_on_two_threads(a, rhs, c);
-        same_bits_on_two_threads(a.to<float>(), rhs.to<float>(), cf);
+      const st::Tensor<float> af = a.to<float>(), bf = b.to<float>(), btf = bt.t().to<float>().t();
+      for (const bool transposed : {false, true}) {
+        const st::Tensor<double>& rhs = transposed ? bt : b;
+        const st::Tensor<float>& rhsf = transposed ? btf : bf;
+        if (small1 > 1) CHECK(rhsf.is_contiguous() == !transposed);
+        check_bound(as_doubles(st::Tensor<double>(st::matmul(a, rhs))), naive(a, rhs), small1, 0x1p-52);
+        check_bound(as_doubles(st::Tensor<float>(st::matmul(af, rhsf))), naive(af.to<double>(), rhsf.to<double>()),
+                    small1, 0x1p-23);
       }
-      // a Gram product: [K, small1]^T @ [K, small2], K long and short
-      for (const std::int64_t k : {9, 300, 20000}) {
+      // a Gram product: [K, small1]^T @ [K, small2], K long (a partial block of 256 rows, whole
+      // blocks only, many blocks)
+      for (const std::int64_t k : {8200, 8448, 20000}) {
         const st::Tensor<double> x = iota<double>({k, small1}, 2, 0.013).cos();
         const st::Tensor<double> y = iota<double>({k, small2}, -3, 0.029).sin();
-        const st::Tensor<double> g = st::matmul(x.t(), y);
-        check_bound(as_doubles(g), naive(x.t(), y), k, 0x1p-52);
+        check_bound(as_doubles(st::Tensor<double>(st::matmul(x.t(), y))), naive(x.t(), y), k, 0x1p-52);
         const st::Tensor<float> xf = x.to<float>(), yf = y.to<float>();
-        const st::Tensor<float> gf = st::matmul(xf.t(), yf);
-        check_bound(as_doubles(gf), naive(xf.to<double>().t(), yf.to<double>()), k, 0x1p-23);
-        same_bits_on_two_threads(x.t(), y, g);
+        check_bound(as_doubles(st::Tensor<float>(st::matmul(xf.t(), yf))), naive(xf.to<double>().t(), yf.to<double>()),
+                    k, 0x1p-23);
         if (small1 == small2) check_bound(as_doubles(st::Tensor<double>(st::matmul(x.t(), x))), naive(x.t(), x), k, 0x1p-52);
       }
     }
+  // split over two threads (4e6 multiply-adds and more): the same bits as one thread
+  const int before = st::get_num_threads();
+  const st::Tensor<double> a = iota<double>({500000, 3}, -1, 0.37).sin(), r = iota<double>({3, 3}, 0.5, 0.1);
+  const st::Tensor<float> af = a.to<float>(), rf = r.to<float>();
+  st::set_num_threads(1);
+  const st::Tensor<double> one = st::matmul(a, r);
+  const st::Tensor<float> onef = st::matmul(af, rf);
+  st::set_num_threads(2);
+  const st::Tensor<double> two = st::matmul(a, r);
+  const st::Tensor<float> twof = st::matmul(af, rf);
   st::set_num_threads(before);
+  CHECK(std::equal(one.data_ptr(), one.data_ptr() + one.numel(), two.data_ptr()));
+  CHECK(std::equal(onef.data_ptr(), onef.data_ptr() + onef.numel(), twof.data_ptr()));
+  check_bound(as_doubles(one), naive(a, r), 3, 0x1p-52);
 }
