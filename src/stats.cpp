@@ -348,7 +348,8 @@ void load(vec64<T>& v, const T* p) {
   std::memcpy(&v, p, sizeof v);
 }
 /// f folded pairwise across v's lanes: lane k with lane k + w for w = lanes / 2, lanes / 4, ...,
-/// 1, by halves of the vector (a shuffle tree, not a serial chain).
+/// 1, by halves of the vector (a shuffle tree, not a serial chain). f(a, b) sets a to a op b
+/// (vectors by reference: a vector returned by value changes the ABI between ISAs).
 template <class T, class F>
 T lane_fold(const vec64<T>& v, F f) {
   using v32 = T __attribute__((vector_size(32)));
@@ -356,16 +357,16 @@ T lane_fold(const vec64<T>& v, F f) {
   v32 a, b;
   std::memcpy(&a, &v, 32);
   std::memcpy(&b, reinterpret_cast<const char*>(&v) + 32, 32);
-  a = f(a, b);
+  f(a, b);
   v16 c, d;
   std::memcpy(&c, &a, 16);
   std::memcpy(&d, reinterpret_cast<const char*>(&a) + 16, 16);
-  c = f(c, d);
+  f(c, d);
   constexpr int lanes = 16 / sizeof(T);
   T e[lanes];
   std::memcpy(e, &c, sizeof e);
   for (int w = lanes / 2; w > 0; w /= 2)
-    for (int k = 0; k < w; ++k) e[k] = f(e[k], e[k + w]);
+    for (int k = 0; k < w; ++k) f(e[k], e[k + w]);
   return e[0];
 }
 
@@ -387,14 +388,14 @@ T row_max(const T* __restrict x, std::int64_t n) {
     m[0] = v > m[0] ? v : m[0];
   }
   m[0] = m[1] > m[0] ? m[1] : m[0];
-  T r = lane_fold(m[0], [](const auto& a, const auto& b) { return b > a ? b : a; });  // no NaN in the lanes
+  T r = lane_fold(m[0], [](auto& a, const auto& b) { a = b > a ? b : a; });  // no NaN in the lanes
   for (; i < n; ++i) r = x[i] > r ? x[i] : r;
   return r;
 }
 
 template <class T>
 T lane_sum(const vec64<T>& v) {  // pairwise across the lanes
-  return lane_fold(v, [](const auto& a, const auto& b) { return a + b; });
+  return lane_fold(v, [](auto& a, const auto& b) { a += b; });
 }
 
 /// Sum of x[0, n) in four vector accumulators.
