@@ -523,26 +523,28 @@ auto softmax_block_fn(std::int64_t n) -> void (*)(void*, std::int64_t) {
     default: return softmax_rows_block<T, 0>;
   }
 }
+
+/// Runs the job over x's rows of n (x.numel() elements in all), a block of short rows a task.
+template <class T>
+void run_rows(const T* x, T* y, std::int64_t numel, std::int64_t n, bool log, bool lse) {
+  const std::int64_t rows = numel / n;
+  const std::int64_t per = std::max<std::int64_t>(1, softmax_block / n), tasks = (rows + per - 1) / per;
+  softmax_job job{x, y, n, rows, per, log, lse};
+  const std::int64_t threads = numel < (1 << 15) ? 1 : std::clamp<std::int64_t>(tasks, 1, get_num_threads());
+  parallel_run(tasks, static_cast<int>(threads), softmax_block_fn<T>(n), &job);
+}
 }  // namespace
 
 template <element T>
 void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log) {
-  const std::int64_t n = x.size(-1), rows = x.numel() / n;
-  const std::int64_t per = std::max<std::int64_t>(1, softmax_block / n), tasks = (rows + per - 1) / per;
-  softmax_job job{x.data_ptr(), out.data_ptr(), n, rows, per, log, false};
-  const std::int64_t threads = x.numel() < (1 << 15) ? 1 : std::clamp<std::int64_t>(tasks, 1, get_num_threads());
-  parallel_run(tasks, static_cast<int>(threads), softmax_block_fn<T>(n), &job);
+  run_rows<T>(x.data_ptr(), out.data_ptr(), x.numel(), x.size(-1), log, false);
 }
 template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
 template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);
 
 template <element T>
 void logsumexp_rows(const Tensor<T>& x, std::int64_t n, const Tensor<T>& out) {
-  const std::int64_t rows = x.numel() / n;
-  const std::int64_t per = std::max<std::int64_t>(1, softmax_block / n), tasks = (rows + per - 1) / per;
-  softmax_job job{x.data_ptr(), out.data_ptr(), n, rows, per, false, true};
-  const std::int64_t threads = x.numel() < (1 << 15) ? 1 : std::clamp<std::int64_t>(tasks, 1, get_num_threads());
-  parallel_run(tasks, static_cast<int>(threads), softmax_block_fn<T>(n), &job);
+  run_rows<T>(x.data_ptr(), out.data_ptr(), x.numel(), n, false, true);
 }
 template void logsumexp_rows<float>(const Tensor<float>&, std::int64_t, const Tensor<float>&);
 template void logsumexp_rows<double>(const Tensor<double>&, std::int64_t, const Tensor<double>&);
