@@ -686,18 +686,6 @@ template <class Op, class A>
 void combine_row(const A* __restrict v, A* __restrict acc, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) acc[j] = Op::combine(acc[j], v[j]);
 }
-/// Runs of periods this long (bytes) and longer are read with each line prefetched
-/// prefetch_distance bytes ahead: the periodic reduction reads one stream, which the hardware
-/// prefetchers alone do not keep far enough ahead (docs/PERFORMANCE.md, "Prefetching the one
-/// stream of a periodic reduction").
-inline constexpr std::int64_t stream_bytes = 16384, prefetch_distance = 4096;
-/// Prefetches the V cache lines prefetch_distance bytes past p.
-/// (The address is computed as an integer: it may lie past the array, where a pointer may not.)
-template <int V, class T>
-[[gnu::always_inline]] inline void prefetch_ahead(const T* p) {
-  const auto c = reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(prefetch_distance);
-  for (int q = 0; q < V; ++q) __builtin_prefetch(reinterpret_cast<const void*>(c + static_cast<std::uintptr_t>(q) * 64));
-}
 /// lane[i % L] = combine(lane[i % L], v[i]) for i < m, L = V 64-byte vectors of lanes held in
 /// registers across the run (the short rows of an outer reduction, a period of rows at a time).
 template <class Op, class A, int V>
@@ -706,11 +694,6 @@ void combine_periods(const A* __restrict v, std::int64_t m, A* __restrict lane) 
   A t[L];
   for (std::int64_t j = 0; j < L; ++j) t[j] = lane[j];
   std::int64_t i = 0;
-  if (m * static_cast<std::int64_t>(sizeof(A)) >= stream_bytes)
-    for (; i + L <= m; i += L) {
-      prefetch_ahead<V>(v + i);
-      for (std::int64_t j = 0; j < L; ++j) t[j] = Op::combine(t[j], v[i + j]);
-    }
   for (; i + L <= m; i += L)
     for (std::int64_t j = 0; j < L; ++j) t[j] = Op::combine(t[j], v[i + j]);
   for (std::int64_t j = 0; i + j < m; ++j) t[j] = Op::combine(t[j], v[i + j]);

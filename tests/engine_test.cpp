@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 #include "expr_diff.hpp"
+#include "sanitized.hpp"
 import strata;
 import strata.loop;  // the engine's internals (not part of `import strata;`), tested directly
 
@@ -340,7 +341,7 @@ struct form {
 template <class T, int N, std::size_t... J>
 void check_layouts(std::uint64_t seed, int iterations, std::index_sequence<J...>) {
   diff::rng_t g(seed);
-  for (int it = 0; it < iterations; ++it) {
+  for (int it = 0; it < test::cases(iterations); ++it) {
     const bool big = it == 0 && seed % 3 == 0;
     st::set_num_threads(big ? 2 : static_cast<int>(diff::rnd(g, 1, 2)));
     ivec sizes = random_sizes(g, big);
@@ -512,7 +513,7 @@ I short_row_count(diff::rng_t& g, I n) {
 template <class T>
 void check_short_rows(std::uint64_t seed, int iterations) {
   diff::rng_t g(seed);
-  for (int it = 0; it < iterations; ++it) {
+  for (int it = 0; it < test::cases(iterations); ++it) {
     st::set_num_threads(static_cast<int>(diff::rnd(g, 1, 2)));
     const I n = diff::rnd(g, 2, 60), rows = short_row_count(g, n);
     ivec sizes{rows, n};
@@ -564,7 +565,7 @@ void check_short_rows(std::uint64_t seed, int iterations) {
 template <class T>
 void check_short_row_reductions(std::uint64_t seed, int iterations) {
   diff::rng_t g(seed);
-  for (int it = 0; it < iterations; ++it) {
+  for (int it = 0; it < test::cases(iterations); ++it) {
     const I n = diff::rnd(g, 2, 20), rows = short_row_count(g, n);
     const ivec sizes{rows, n};
     std::array<int, 3> kinds{static_cast<int>(diff::rnd(g, 0, 7)), static_cast<int>(diff::rnd(g, 0, 7)),
@@ -627,7 +628,7 @@ namespace {
 template <class T>
 void check_window_rows(std::uint64_t seed, int iterations) {
   diff::rng_t g(seed);
-  for (int it = 0; it < iterations; ++it) {
+  for (int it = 0; it < test::cases(iterations); ++it) {
     st::set_num_threads(static_cast<int>(diff::rnd(g, 1, 2)));
     const I k = diff::rnd(g, 1, 5), stride = diff::rnd(g, 1, 2), h = diff::rnd(g, k, 20), w = diff::rnd(g, k, 20);
     const ivec xs{diff::rnd(g, 1, 3), diff::rnd(g, 1, 9), h, w};
@@ -684,7 +685,7 @@ namespace {
 template <class T, bool Max>
 void check_reduction_layouts(std::uint64_t seed, int iterations) {
   diff::rng_t g(seed);
-  for (int it = 0; it < iterations; ++it) {
+  for (int it = 0; it < test::cases(iterations); ++it) {
     const bool big = it == 0;
     st::set_num_threads(big ? 2 : static_cast<int>(diff::rnd(g, 1, 2)));
     const ivec sizes = random_sizes(g, big);

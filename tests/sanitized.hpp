@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+// Randomised property tests under a sanitizer: the sanitizer presets build at -O0 with every
+// access checked, where the naive references of the largest property tests take minutes;
+// they run a quarter of their random cases there (the same seeds, the first cases), all of
+// them in release.
+#pragma once
+
+namespace test {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool sanitized = true;
+#else
+inline constexpr bool sanitized = false;
+#endif
+#else
+inline constexpr bool sanitized = false;
+#endif
+/// The random cases to run of `iterations`: all of them, a quarter (at least one) when sanitized.
+constexpr int cases(int iterations) { return sanitized ? (iterations + 3) / 4 : iterations; }
+}  // namespace test
