@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Randomised property tests under a sanitizer: the sanitizer presets build at -O0 with every
 // access checked, where the naive references of the largest property tests take minutes;
-// they run a quarter of their random cases there (the same seeds, the first cases), all of
-// them in release.
+// they run fewer random cases there (the layout tests a quarter: the first cases of the same
+// seeds; the einsum GEMM test its two copying variants), all of them in release.
 #pragma once
 
 namespace test {
