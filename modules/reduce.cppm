@@ -287,15 +287,14 @@ auto sum_to(X&& x, int_list sizes) {
   return node;
 }
 namespace detail {
-/// softmax (log: log_softmax) of each row of a contiguous x along its last dim into out (x's
-/// sizes, contiguous; may be x itself); float and double (src/stats.cpp).
+/// softmax (log: log_softmax) of a contiguous x along dim into out (x's sizes, contiguous; may
+/// be x itself); float and double (src/stats.cpp).
 template <element T>
-void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log);
-/// logsumexp of each run of n elements of a contiguous x into out (x.numel() / n values,
-/// contiguous): the softmax rows' max and exp-sum passes while a row is in cache; float and
-/// double (src/stats.cpp).
+void softmax_along(const Tensor<T>& x, const Tensor<T>& out, std::int64_t dim, bool log);
+/// logsumexp of a contiguous x over its dims [first, last) into out (those dims of size 1,
+/// contiguous); float and double (src/stats.cpp).
 template <element T>
-void logsumexp_rows(const Tensor<T>& x, std::int64_t n, const Tensor<T>& out);
+void logsumexp_along(const Tensor<T>& x, std::int64_t first, std::int64_t last, const Tensor<T>& out);
 /// Records out = softmax(x, dim) (log: log_softmax) for autograd when x requires grad:
 /// the backward is y (g - sum(g y)) for softmax and g - exp(y) sum(g) for log_softmax.
 template <element T>
@@ -329,9 +328,10 @@ void check_softmax_type() {
                 "softmax<float>(x, dim), for an integer one.");
 }
 /// The maximum over dims with keepdim, not recorded (the family's shift cancels out of every
-/// gradient); infinite maxima become 0 (PyTorch's logsumexp), and an empty input gives zeros.
+/// gradient); an empty input gives zeros. Infinite maxima become 0 when masked (PyTorch's
+/// logsumexp); unmasked (its softmax) a +inf or an all -inf column gives NaN.
 template <class E>
-Tensor<typename E::value_type> shift_of(const E& e, int_list dims) {
+Tensor<typename E::value_type> shift_of(const E& e, int_list dims, bool mask_infinite) {
   using R = typename E::value_type;
   const grad_mode_guard off(false);
   const auto mask = reduction_mask(dims, e.dim());
@@ -340,33 +340,31 @@ Tensor<typename E::value_type> shift_of(const E& e, int_list dims) {
     if (mask[d]) keep[d] = 1;
   if (numel_of(e.sizes()) == 0) return zeros<R>(keep);
   Tensor<R> m = reduce_eval::run(strata::amax(e, dims, true));
-  m.assign(where(abs(m) == std::numeric_limits<compute_t<R>>::infinity(), 0, m));
+  if (mask_infinite) m.assign(where(abs(m) == std::numeric_limits<compute_t<R>>::infinity(), 0, m));
   return m;
 }
 }  // namespace detail
 
 namespace detail {
 /// logsumexp with keepdim of a contiguous float or double tensor (not requiring grad) whose
-/// reduced dims are its last ones, by logsumexp_rows; nothing for anything else.
+/// reduced dims are consecutive, by logsumexp_along; nothing for anything else.
 template <class E>
-std::optional<Tensor<typename E::value_type>> logsumexp_by_rows(const E& e, const small_vec<bool, 16>& mask) {
+std::optional<Tensor<typename E::value_type>> logsumexp_by_kernel(const E& e, const small_vec<bool, 16>& mask) {
   using R = typename E::value_type;
   if constexpr (std::is_same_v<E, leaf_expr<R>> && (std::is_same_v<R, float> || std::is_same_v<R, double>)) {
     const Tensor<R>& x = e.t;
     if (e.version != unversioned && e.version != x.storage().version()) throw_stale_input(e.version, x.storage().version());
     if (x.numel() == 0 || !x.is_contiguous() || (x.requires_grad() && grad_enabled())) return std::nullopt;
-    std::size_t first = mask.size();  // the reduced dims: first..end, none before
-    while (first > 0 && mask[first - 1]) --first;
-    for (std::size_t d = 0; d < first; ++d)
-      if (mask[d]) return std::nullopt;
+    std::size_t first = 0, last = mask.size();  // the reduced dims: [first, last), none outside
+    while (first < last && !mask[first]) ++first;
+    while (last > first && !mask[last - 1]) --last;
+    if (first == last) return std::nullopt;
+    for (std::size_t d = first; d < last; ++d)
+      if (!mask[d]) return std::nullopt;
     dim_vector keep = x.sizes().vec();
-    std::int64_t n = 1;
-    for (std::size_t d = first; d < keep.size(); ++d) {
-      n *= keep[d];
-      keep[d] = 1;
-    }
+    for (std::size_t d = first; d < last; ++d) keep[d] = 1;
     Tensor<R> r = empty<R>(keep);
-    logsumexp_rows<R>(x, n, r);
+    logsumexp_along<R>(x, static_cast<std::int64_t>(first), static_cast<std::int64_t>(last), r);
     return r;
   }
   return std::nullopt;
@@ -374,9 +372,10 @@ std::optional<Tensor<typename E::value_type>> logsumexp_by_rows(const E& e, cons
 }  // namespace detail
 
 /// softmax (Log: log_softmax) along dim, evaluated when assigned or read. A contiguous float
-/// or double tensor along its last dim takes one fused pass per row while the row is in cache
-/// (max; exp and sum; scale), as a hand loop does; anything else runs as the composition: a
-/// max pass, a fused exp-sum pass, and the normalising pass written straight into the result.
+/// or double tensor takes a kernel (src/stats.cpp): along its last dim one fused pass per row
+/// while the row is in cache (max; exp and sum; scale), along another dim the same three passes
+/// vectorised across the kept inner elements; anything else runs as the composition: a max
+/// pass, a fused exp-sum pass, and the normalising pass written straight into the result.
 template <class E, bool Log>
 struct softmax_expr : expression_base<softmax_expr<E, Log>> {
   using value_type = typename E::value_type;
@@ -392,10 +391,10 @@ struct softmax_expr : expression_base<softmax_expr<E, Log>> {
   template <element U>
   Tensor<U> to() const {
     using R = value_type;
-    if constexpr (has_row_kernel) {
-      if (const Tensor<R>* x = row_input()) {
+    if constexpr (has_kernel) {
+      if (const Tensor<R>* x = kernel_input()) {
         Tensor<R> out = empty<R>(x->sizes());
-        detail::softmax_rows<R>(*x, out, Log);
+        detail::softmax_along<R>(*x, out, dim, Log);
         detail::record_softmax<R>(*x, out, dim, Log);
         return out.template to<U>();
       }
@@ -405,14 +404,14 @@ struct softmax_expr : expression_base<softmax_expr<E, Log>> {
   /// Writes the result into dst (broadcast and converted like copy_).
   template <element O>
   void eval_into(const Tensor<O>& dst) const {
-    if constexpr (has_row_kernel && std::is_same_v<O, value_type>) {
-      const Tensor<O>* x = row_input();
+    if constexpr (has_kernel && std::is_same_v<O, value_type>) {
+      const Tensor<O>* x = kernel_input();
       if (x && dst.sizes() == sizes() && dst.is_contiguous() &&
           (!dst.storage().is_alias_of(x->storage()) || dst.data_ptr() == x->data_ptr())) {
         detail::check_inplace_source(requires_grad());
         detail::check_writable(detail::layout_of(dst));
         dst.storage().check_writable();
-        detail::softmax_rows<O>(*x, dst, Log);
+        detail::softmax_along<O>(*x, dst, dim, Log);
         return;
       }
     }
@@ -420,23 +419,23 @@ struct softmax_expr : expression_base<softmax_expr<E, Log>> {
   }
 
  private:
-  // The row kernel is built for float and double tensors (leaves) only.
-  static constexpr bool has_row_kernel =
+  // The kernel is built for float and double tensors (leaves) only.
+  static constexpr bool has_kernel =
       std::is_same_v<E, leaf_expr<value_type>> &&
       (std::is_same_v<value_type, float> || std::is_same_v<value_type, double>);
-  // The input when the row kernel applies: a contiguous float/double tensor, dim its last.
-  const Tensor<value_type>* row_input() const {
-    if constexpr (has_row_kernel) {
+  // The input when the kernel applies: a contiguous float/double tensor.
+  const Tensor<value_type>* kernel_input() const {
+    if constexpr (has_kernel) {
       const Tensor<value_type>& x = e.t;
       if (e.version != detail::unversioned && e.version != x.storage().version())
         detail::throw_stale_input(e.version, x.storage().version());
-      if (x.dim() > 0 && dim == x.dim() - 1 && x.is_contiguous() && x.numel() > 0) return &x;
+      if (x.dim() > 0 && x.is_contiguous() && x.numel() > 0) return &x;
     }
     return nullptr;
   }
   auto composition() const {
     const dim_vector dims{dim};  // owned: an int_list of a braced list would dangle
-    const auto m = detail::shift_of(e, dims);
+    const auto m = detail::shift_of(e, dims, false);
     using R = value_type;
     if constexpr (Log) {
       const Tensor<R> ls = log(strata::sum(exp(e - m), dims, true));
@@ -476,9 +475,9 @@ auto logsumexp(X&& x, int_list dims, bool keepdim = false) {
   detail::check_softmax_type<decltype(e)>();
   using R = typename decltype(e)::value_type;
   const auto mask = detail::reduction_mask(dims, e.dim());
-  std::optional<Tensor<R>> rows = detail::logsumexp_by_rows(e, mask);
+  std::optional<Tensor<R>> rows = detail::logsumexp_by_kernel(e, mask);
   const Tensor<R> r = rows ? *std::move(rows) : [&] {
-    const auto m = detail::shift_of(e, dims);
+    const auto m = detail::shift_of(e, dims, true);
     return Tensor<R>(log(strata::sum(exp(e - m), dims, true)) + m);
   }();
   if (keepdim) return r;
@@ -570,8 +569,8 @@ struct reductions<Tensor<T>> {
 }  // namespace strata::detail
 
 namespace strata::detail {
-extern template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
-extern template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);
-extern template void logsumexp_rows<float>(const Tensor<float>&, std::int64_t, const Tensor<float>&);
-extern template void logsumexp_rows<double>(const Tensor<double>&, std::int64_t, const Tensor<double>&);
+extern template void softmax_along<float>(const Tensor<float>&, const Tensor<float>&, std::int64_t, bool);
+extern template void softmax_along<double>(const Tensor<double>&, const Tensor<double>&, std::int64_t, bool);
+extern template void logsumexp_along<float>(const Tensor<float>&, std::int64_t, std::int64_t, const Tensor<float>&);
+extern template void logsumexp_along<double>(const Tensor<double>&, std::int64_t, std::int64_t, const Tensor<double>&);
 }  // namespace strata::detail

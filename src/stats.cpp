@@ -436,7 +436,7 @@ void softmax_row(void* ctx, std::int64_t r) {
   T* y = job.lse ? nullptr : static_cast<T*>(job.y) + r * job.n;  // logsumexp: job.y has a value a row
   const std::int64_t n = job.n;
   T m = row_max(x, n);
-  if (!std::isfinite(m)) m = 0;  // as the composition: an infinite maximum shifts by 0
+  if (job.lse && !std::isfinite(m)) m = 0;  // logsumexp: an infinite maximum shifts by 0 (PyTorch)
   constexpr std::int64_t chunk = 1024;
   T s = 0;
   if (job.log || job.lse) {  // y = x - m (logsumexp: a chunk buffer); the exponentials only summed
@@ -484,7 +484,7 @@ void softmax_rows_block(void* ctx, std::int64_t b) {
   T* y = job.lse ? shifted : static_cast<T*>(job.y) + r0 * n;
   for (std::int64_t r = 0; r < r1 - r0; ++r) {
     T m = row_max(x + r * n, n);
-    if (!std::isfinite(m)) m = 0;
+    if (job.lse && !std::isfinite(m)) m = 0;
     shift[r] = m;
     for (std::int64_t i = r * n; i < (r + 1) * n; ++i) y[i] = x[i] - m;
   }
@@ -535,19 +535,219 @@ void run_rows(const T* x, T* y, std::int64_t numel, std::int64_t n, bool log, bo
 }
 }  // namespace
 
-template <element T>
-void softmax_rows(const Tensor<T>& x, const Tensor<T>& out, bool log) {
-  run_rows<T>(x.data_ptr(), out.data_ptr(), x.numel(), x.size(-1), log, false);
+// ---- softmax along a dim that is not the last: the columns of x viewed as [outer, n, inner] ----
+namespace {
+/// Elements of a block: rows walked as one flat run against a pattern of the block's length.
+constexpr std::int64_t span_block = 1024;
+/// Blocks of a chunk: the rows whose maximum and sum are taken as one partial, the partials
+/// then combined in a fixed order (so the result does not depend on the thread count).
+constexpr std::int64_t span_chunk_blocks = 64;
+
+enum class span_mode { softmax, log_softmax, logsumexp };
+
+/// x viewed as [outer, n, inner], reduced along n. Its columns are split into cbs blocks of w
+/// (the last narrower), its rows into chunks; a task is one chunk of one column block. When a
+/// column block is the whole inner dim (flat), rpc consecutive rows are one contiguous run of
+/// rpc * w elements, so the loops are flat whatever w is.
+template <class T>
+struct span_job {
+  const T* x;
+  T* y;  ///< x's sizes (logsumexp: [outer, inner])
+  std::int64_t outer, n, inner;
+  std::int64_t cbs, w;      ///< column blocks and their width
+  std::int64_t rpc;         ///< rows a block: span_block / w when flat, else 1
+  std::int64_t chunk_rows;  ///< rpc * span_chunk_blocks
+  std::int64_t chunks;      ///< chunks of each column block
+  span_mode mode;
+  T* pm;  ///< [task][w]: each chunk's maximum per column, then its sum
+  T* m;   ///< [outer][inner]: the shift
+  T* s;   ///< [outer][inner]: 1 / sum (softmax), log(sum) (log_softmax)
+
+  std::int64_t width(std::int64_t cb) const { return std::min(w, inner - cb * w); }
+  /// f(offset, length) for each block of task t: a run of x (and y) of length elements.
+  template <class F>
+  void for_blocks(std::int64_t t, F f) const {
+    const std::int64_t c = t % chunks, ocb = t / chunks, cb = ocb % cbs, o = ocb / cbs, wd = width(cb);
+    const std::int64_t r1 = std::min(n, (c + 1) * chunk_rows);
+    for (std::int64_t r = c * chunk_rows; r < r1; r += rpc)
+      f((o * n + r) * inner + cb * w, std::min(rpc, r1 - r) * wd);
+  }
+  /// p[k] = v[k % wd] for k < rpc * wd: a column block's values as the pattern of its blocks.
+  void pattern(T* p, const T* v, std::int64_t wd) const {
+    for (std::int64_t r = 0; r < rpc; ++r)
+      for (std::int64_t k = 0; k < wd; ++k) p[r * wd + k] = v[k];
+  }
+  /// The offset of column block (o, cb)'s first column in [outer][inner].
+  std::int64_t column(std::int64_t ocb) const { return (ocb / cbs) * inner + (ocb % cbs) * w; }
+};
+
+/// Phase 1 of task t: the chunk's maximum per column (NaN ignored, as row_max) into pm.
+template <class T>
+void span_max(void* ctx, std::int64_t t) {
+  const auto& j = *static_cast<const span_job<T>*>(ctx);
+  const std::int64_t wd = j.width(t / j.chunks % j.cbs);
+  T mp[span_block];
+  std::fill(mp, mp + j.rpc * wd, -std::numeric_limits<T>::infinity());
+  j.for_blocks(t, [&](std::int64_t off, std::int64_t len) {
+    const T* __restrict x = j.x + off;
+    for (std::int64_t k = 0; k < len; ++k) mp[k] = x[k] > mp[k] ? x[k] : mp[k];
+  });
+  T* out = j.pm + t * j.w;
+  std::copy(mp, mp + wd, out);
+  for (std::int64_t r = 1; r < j.rpc; ++r)
+    for (std::int64_t k = 0; k < wd; ++k) out[k] = mp[r * wd + k] > out[k] ? mp[r * wd + k] : out[k];
 }
-template void softmax_rows<float>(const Tensor<float>&, const Tensor<float>&, bool);
-template void softmax_rows<double>(const Tensor<double>&, const Tensor<double>&, bool);
+
+/// The shift of column block ocb: its chunks' maxima combined (logsumexp: an infinite one 0).
+template <class T>
+void span_shift(const span_job<T>& j, std::int64_t ocb) {
+  const std::int64_t wd = j.width(ocb % j.cbs);
+  T* m = j.m + j.column(ocb);
+  const T* pm = j.pm + ocb * j.chunks * j.w;
+  std::copy(pm, pm + wd, m);
+  for (std::int64_t c = 1; c < j.chunks; ++c)
+    for (std::int64_t k = 0; k < wd; ++k) m[k] = pm[c * j.w + k] > m[k] ? pm[c * j.w + k] : m[k];
+  if (j.mode == span_mode::logsumexp)
+    for (std::int64_t k = 0; k < wd; ++k)
+      if (!std::isfinite(m[k])) m[k] = 0;
+}
+
+/// a[r * wd + k] for r < rows folded pairwise over r into a[k].
+template <class T>
+void fold_rows(T* a, std::int64_t rows, std::int64_t stride, std::int64_t wd) {
+  for (std::int64_t h = 1; h < rows; h *= 2)
+    for (std::int64_t r = 0; r + h < rows; r += 2 * h)
+      for (std::int64_t k = 0; k < wd; ++k) a[r * stride + k] += a[(r + h) * stride + k];
+}
+
+/// Phase 2 of task t: exp(x - m) (softmax: into y; log_softmax: x - m into y) summed per column
+/// into pm (over the maxima, no longer needed): each pattern slot along its blocks, then the
+/// slots of a column pairwise.
+template <class T>
+void span_exp_sum(void* ctx, std::int64_t t) {
+  const auto& j = *static_cast<const span_job<T>*>(ctx);
+  const std::int64_t ocb = t / j.chunks, wd = j.width(ocb % j.cbs);
+  T shift[span_block], acc[span_block], e[span_block];
+  j.pattern(shift, j.m + j.column(ocb), wd);
+  std::fill(acc, acc + j.rpc * wd, T(0));
+  j.for_blocks(t, [&](std::int64_t off, std::int64_t len) {
+    const T* __restrict x = j.x + off;
+    T* d = j.mode == span_mode::logsumexp ? e : j.y + off;
+    for (std::int64_t k = 0; k < len; ++k) d[k] = x[k] - shift[k];
+    T* ex = j.mode == span_mode::softmax ? d : e;
+    vmath(vfn::exp, d, ex, len);
+    for (std::int64_t k = 0; k < len; ++k) acc[k] += ex[k];
+  });
+  fold_rows(acc, j.rpc, wd, wd);
+  std::copy(acc, acc + wd, j.pm + t * j.w);
+}
+
+/// The sums of column block ocb: its chunks' partial sums pairwise, then what phase 3 applies
+/// (logsumexp: the result, log(sum) + m, into y).
+template <class T>
+void span_scale(const span_job<T>& j, std::int64_t ocb) {
+  const std::int64_t wd = j.width(ocb % j.cbs), col = j.column(ocb);
+  T* ps = j.pm + ocb * j.chunks * j.w;
+  fold_rows(ps, j.chunks, j.w, wd);
+  for (std::int64_t k = 0; k < wd; ++k) {
+    switch (j.mode) {
+      case span_mode::softmax: j.s[col + k] = T(1) / ps[k]; break;
+      case span_mode::log_softmax: j.s[col + k] = std::log(ps[k]); break;
+      case span_mode::logsumexp: j.y[col + k] = std::log(ps[k]) + j.m[col + k]; break;
+    }
+  }
+}
+
+/// Phase 3 of task t: y scaled by 1 / sum (softmax) or less log(sum) (log_softmax).
+template <class T>
+void span_apply(void* ctx, std::int64_t t) {
+  const auto& j = *static_cast<const span_job<T>*>(ctx);
+  const std::int64_t ocb = t / j.chunks, wd = j.width(ocb % j.cbs);
+  T sc[span_block];
+  j.pattern(sc, j.s + j.column(ocb), wd);
+  const bool log = j.mode == span_mode::log_softmax;
+  j.for_blocks(t, [&](std::int64_t off, std::int64_t len) {
+    T* __restrict y = j.y + off;
+    if (log)
+      for (std::int64_t k = 0; k < len; ++k) y[k] -= sc[k];
+    else
+      for (std::int64_t k = 0; k < len; ++k) y[k] *= sc[k];
+  });
+}
+
+/// One column block whose rows are one chunk: the three phases while it is in cache.
+template <class T>
+void span_whole(void* ctx, std::int64_t ocb) {
+  const auto& j = *static_cast<const span_job<T>*>(ctx);
+  span_max<T>(ctx, ocb);
+  span_shift(j, ocb);
+  span_exp_sum<T>(ctx, ocb);
+  span_scale(j, ocb);
+  if (j.mode != span_mode::logsumexp) span_apply<T>(ctx, ocb);
+}
+
+/// Runs mode over the columns of x viewed as [outer, n, inner] (inner > 1). Each column's maximum
+/// and sum are partials of fixed chunks of rows combined in a fixed order: the same bits on any
+/// number of threads.
+template <class T>
+void run_span(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner, span_mode mode) {
+  span_job<T> j{};
+  j.x = x;
+  j.y = y;
+  j.outer = outer;
+  j.n = n;
+  j.inner = inner;
+  j.cbs = (inner + span_block - 1) / span_block;
+  j.w = (inner + j.cbs - 1) / j.cbs;
+  j.rpc = j.cbs == 1 ? span_block / j.w : 1;
+  j.chunk_rows = j.rpc * span_chunk_blocks;
+  j.chunks = (n + j.chunk_rows - 1) / j.chunk_rows;
+  j.mode = mode;
+  const std::int64_t blocks = outer * j.cbs, tasks = blocks * j.chunks;
+  std::vector<T> pm(static_cast<std::size_t>(tasks * j.w)), m(static_cast<std::size_t>(outer * inner)),
+      s(mode == span_mode::logsumexp ? 0 : static_cast<std::size_t>(outer * inner));
+  j.pm = pm.data();
+  j.m = m.data();
+  j.s = s.data();
+  const std::int64_t numel = outer * n * inner;
+  const auto threads = [&](std::int64_t units) {
+    return static_cast<int>(numel < (1 << 15) ? 1 : std::clamp<std::int64_t>(units, 1, get_num_threads()));
+  };
+  if (j.chunks == 1) return parallel_run(blocks, threads(blocks), span_whole<T>, &j);
+  parallel_run(tasks, threads(tasks), span_max<T>, &j);
+  for (std::int64_t b = 0; b < blocks; ++b) span_shift(j, b);
+  parallel_run(tasks, threads(tasks), span_exp_sum<T>, &j);
+  for (std::int64_t b = 0; b < blocks; ++b) span_scale(j, b);
+  if (mode != span_mode::logsumexp) parallel_run(tasks, threads(tasks), span_apply<T>, &j);
+}
+
+/// The product of sizes [first, last) of x.
+template <class T>
+std::int64_t extent(const Tensor<T>& x, std::int64_t first, std::int64_t last) {
+  std::int64_t p = 1;
+  for (std::int64_t d = first; d < last; ++d) p *= x.size(d);
+  return p;
+}
+}  // namespace
 
 template <element T>
-void logsumexp_rows(const Tensor<T>& x, std::int64_t n, const Tensor<T>& out) {
-  run_rows<T>(x.data_ptr(), out.data_ptr(), x.numel(), n, false, true);
+void softmax_along(const Tensor<T>& x, const Tensor<T>& out, std::int64_t dim, bool log) {
+  const std::int64_t inner = extent(x, dim + 1, x.dim());
+  if (inner == 1) return run_rows<T>(x.data_ptr(), out.data_ptr(), x.numel(), x.size(dim), log, false);
+  run_span<T>(x.data_ptr(), out.data_ptr(), extent(x, 0, dim), x.size(dim), inner,
+              log ? span_mode::log_softmax : span_mode::softmax);
 }
-template void logsumexp_rows<float>(const Tensor<float>&, std::int64_t, const Tensor<float>&);
-template void logsumexp_rows<double>(const Tensor<double>&, std::int64_t, const Tensor<double>&);
+template void softmax_along<float>(const Tensor<float>&, const Tensor<float>&, std::int64_t, bool);
+template void softmax_along<double>(const Tensor<double>&, const Tensor<double>&, std::int64_t, bool);
+
+template <element T>
+void logsumexp_along(const Tensor<T>& x, std::int64_t first, std::int64_t last, const Tensor<T>& out) {
+  const std::int64_t n = extent(x, first, last), inner = extent(x, last, x.dim());
+  if (inner == 1) return run_rows<T>(x.data_ptr(), out.data_ptr(), x.numel(), n, false, true);
+  run_span<T>(x.data_ptr(), out.data_ptr(), extent(x, 0, first), n, inner, span_mode::logsumexp);
+}
+template void logsumexp_along<float>(const Tensor<float>&, std::int64_t, std::int64_t, const Tensor<float>&);
+template void logsumexp_along<double>(const Tensor<double>&, std::int64_t, std::int64_t, const Tensor<double>&);
 
 // ---- var's central moments: one pass, blocks twice while in cache, merged in double ----
 namespace {

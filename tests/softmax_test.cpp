@@ -11,6 +11,7 @@
 #include <vector>
 #include "check_close.hpp"
 #include "golden.hpp"
+#include "sanitized.hpp"
 #include "tensor_values.hpp"
 import strata;
 
@@ -127,8 +128,8 @@ TEST_CASE("softmax allocates its result, and the composition's two reduced vecto
   test::check_close(as_doubles(st::Tensor<float>(st::sum(p, {1}))), std::vector<double>(64, 1.0), 1e-6);
 }
 
-// logsumexp over the last dims of a contiguous tensor runs the row kernel; anything else the
-// composition. Both against a naive per-row evaluation in long double: row lengths around a
+// logsumexp over consecutive dims of a contiguous tensor runs the kernel (rows when they are
+// the last ones); anything else the composition. Both against a naive per-row evaluation in long double: row lengths around a
 // vector and the kernel's 1024-element blocks, one and two trailing dims, the reduced dims not
 // last, strided and expression inputs, infinities and NaN, under no_grad.
 TEST_CASE("logsumexp over every layout matches a naive evaluation", "[softmax]") {
@@ -184,7 +185,7 @@ TEST_CASE("logsumexp over every layout matches a naive evaluation", "[softmax]")
         CHECK(l3.sizes() == st::int_list{rows, 1, 1});
         test::check_close(as_doubles(l3), want, 1e-14);
         test::check_close(as_doubles(st::logsumexp(x3, {-1, -2})), want, 1e-14);
-        // leading reduced dims with the last kept are not rows: the composition
+        // leading reduced dims with the last kept: the kernel's columns
         std::vector<double> lead(static_cast<std::size_t>(n / 3)), col;
         for (std::int64_t k = 0; k < n / 3; ++k) {
           col.clear();
@@ -209,4 +210,86 @@ TEST_CASE("logsumexp over every layout matches a naive evaluation", "[softmax]")
   }
   st::sum(st::logsumexp(g, {1})).backward();
   test::check_close(as_doubles(g.grad()), {1 / (1 + std::exp(1.0)), 1 / (1 + std::exp(-1.0)), 1 / (1 + std::exp(1.0)), 1 / (1 + std::exp(-1.0))}, 1e-15);
+}
+
+// The kernel along a dim that is not the last: x viewed as [outer, n, inner], reduced along n
+// in column blocks (of up to 1024, several when inner is longer) and chunks of rows combined in
+// a fixed order. Shapes either side of each split (one chunk or several; one column block or
+// several, the last narrower; inner 2, 3, 16, 17), against a naive evaluation in long double;
+// a NaN, an all -inf and a +inf column (PyTorch: NaN, NaN, NaN for softmax; NaN, -inf, inf for
+// logsumexp); the same bits on one thread and two; the composition (a strided input) agrees.
+TEST_CASE("softmax, log_softmax and logsumexp along a middle dim match a naive evaluation", "[softmax]") {
+  struct span {
+    std::int64_t outer, n, inner;
+  };
+  const span shapes[] = {{1, 5000, 16}, {3, 7, 16},  {2, 30000, 3}, {1, 9, 1025}, {2, 130, 1025},
+                         {4, 3, 2},     {2, 1, 5},   {1, 70, 2100}, {3, 65, 17},  {2, 300, 2}};
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const int threads = st::get_num_threads();
+  for (const span& sh : shapes) {
+    if (test::sanitized && sh.outer * sh.n * sh.inner > 100000) continue;
+    const std::int64_t outer = sh.outer, n = sh.n, inner = sh.inner;
+    INFO("[" << outer << ", " << n << ", " << inner << "]");
+    std::vector<double> v(static_cast<std::size_t>(outer * n * inner));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37 * static_cast<double>(i)) * 20 + static_cast<double>(i % 5);
+    const auto at = [&](std::int64_t o, std::int64_t i, std::int64_t k) -> double& {
+      return v[static_cast<std::size_t>((o * n + i) * inner + k)];
+    };
+    // columns 0, 1, 2 of the last outer slice: a NaN, all -inf, a +inf
+    const std::int64_t last = outer - 1;
+    at(last, n / 2, 0) = nan;
+    for (std::int64_t i = 0; i < n; ++i) at(last, i, 1) = -inf;
+    if (inner > 2) at(last, n - 1, 2) = inf;
+    std::vector<double> soft(v.size()), logsoft(v.size()), lse(static_cast<std::size_t>(outer * inner));
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t k = 0; k < inner; ++k) {
+        long double m = -INFINITY, s = 0;
+        bool bad = false;
+        for (std::int64_t i = 0; i < n; ++i) {
+          bad = bad || std::isnan(at(o, i, k));
+          m = std::max<long double>(m, at(o, i, k));
+        }
+        const bool edge = bad || std::isinf(m);
+        for (std::int64_t i = 0; i < n && !edge; ++i) s += std::exp(static_cast<long double>(at(o, i, k)) - m);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const long double d = static_cast<long double>(at(o, i, k)) - m;
+          soft[static_cast<std::size_t>((o * n + i) * inner + k)] = edge ? nan : static_cast<double>(std::exp(d) / s);
+          logsoft[static_cast<std::size_t>((o * n + i) * inner + k)] = edge ? nan : static_cast<double>(d - std::log(s));
+        }
+        lse[static_cast<std::size_t>(o * inner + k)] = bad ? nan : std::isinf(m) ? static_cast<double>(m) : static_cast<double>(std::log(s) + m);
+      }
+    const auto x = st::from_vector<double>(v, {outer, n, inner});
+    const auto xf = x.to<float>();
+    st::set_num_threads(1);
+    const st::Tensor<double> p1 = st::softmax(x, 1), l1 = st::log_softmax(x, 1), e1 = st::logsumexp(x, {1});
+    const st::Tensor<float> pf1 = st::softmax(xf, 1);
+    st::set_num_threads(2);
+    const st::Tensor<double> p2 = st::softmax(x, 1), l2 = st::log_softmax(x, 1), e2 = st::logsumexp(x, {1});
+    const st::Tensor<float> pf2 = st::softmax(xf, 1);
+    test::check_close(as_doubles(p1), soft, 1e-13);
+    test::check_close(as_doubles(l1), logsoft, 1e-13);
+    test::check_close(as_doubles(e1), lse, 1e-14);
+    test::check_close(as_doubles(pf1), soft, 2e-5);
+    test::check_close(as_doubles(st::Tensor<float>(st::log_softmax(xf, 1))), logsoft, 2e-5);
+    // the same bits on two threads (NaN where NaN)
+    const auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+      REQUIRE(a.size() == b.size());
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) differ += !(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])));
+      CHECK(differ == 0);
+    };
+    same(as_doubles(p1), as_doubles(p2));
+    same(as_doubles(l1), as_doubles(l2));
+    same(as_doubles(e1), as_doubles(e2));
+    same(as_doubles(pf1), as_doubles(pf2));
+    // the composition of a strided copy agrees, and the kernel writes in place into x itself
+    const st::Tensor<double> wide = st::zeros<double>({outer, n, 2 * inner});
+    wide.narrow(2, 0, inner).copy_(x);
+    test::check_close(as_doubles(st::Tensor<double>(st::softmax(wide.narrow(2, 0, inner), 1))), soft, 1e-13);
+    test::check_close(as_doubles(st::logsumexp(wide.narrow(2, 0, inner), {1})), lse, 1e-14);
+    st::Tensor<double> y = x.clone();
+    y.assign(st::log_softmax(y, 1));
+    same(as_doubles(y), as_doubles(l1));
+  }
+  st::set_num_threads(threads);
 }
