@@ -631,7 +631,7 @@ void span_exp_sum(void* ctx, std::int64_t t) {
   j.pattern(shift, j.m + j.column(ocb), wd);
   std::fill(acc, acc + j.rpc * wd, T(0));
   j.for_blocks(t, [&](std::int64_t off, std::int64_t len) {
-    const T* __restrict x = j.x + off;
+    const T* x = j.x + off;  // y may be x (in place): no restrict
     T* d = j.mode == span_mode::logsumexp ? e : j.y + off;
     for (std::int64_t k = 0; k < len; ++k) d[k] = x[k] - shift[k];
     T* ex = j.mode == span_mode::softmax ? d : e;
