@@ -131,6 +131,9 @@ void argmax_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
 void logsumexp_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
   short_case<double>(s, n, dim, [](const auto& x, std::int64_t d) { return st::logsumexp(x, {d}); });
 }
+void softmax_channels(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  run(s, [&] { return [x = filled<float>({16, n, 32, 32}), dim] { keep(st::softmax(x, dim)); }; });
+}
 void var_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
   short_case<double>(s, n, dim, [](const auto& x, std::int64_t d) { return st::var(x, {d}); });
 }
@@ -169,7 +172,8 @@ void register_strata_shapes() {
     .maxpool = maxpool, .nbody = nbody, .covariance = covariance, .small_matmul = small_matmul, .cumsum_short_d = cumsum_short,
     .softmax_short_f = softmax_short, .argmax_short_f = argmax_short, .logsumexp_short_d = logsumexp_short,
     .var_short_d = var_short, .norm_short_d = norm_short, .affine3 = affine3,
-    .conv_unfold_einsum = conv_unfold_einsum, .conv_im2col_matmul = conv_im2col_matmul});
+    .conv_unfold_einsum = conv_unfold_einsum, .conv_im2col_matmul = conv_im2col_matmul,
+    .softmax_channels_f = softmax_channels});
 }
 
 void register_torch_shapes();  // shapes_torch.cpp, or the empty one below without Torch

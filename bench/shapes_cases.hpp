@@ -31,6 +31,7 @@ struct cases {
   short_fn logsumexp_short_d, var_short_d, norm_short_d;  ///< logsumexp, var, 2-norm over {dim}, [rows, n] double
   fn affine3;                                      ///< x * w + b, x [rows, 3] float, w and b [3]
   fn conv_unfold_einsum, conv_im2col_matmul;       ///< 3x3 conv of [8, 16, 34, 34] by [32, 16, 3, 3], float
+  short_fn softmax_channels_f;                     ///< softmax(x, 1), x [16, n, 32, 32] float (dim unused)
 };
 
 /// Times one case: the library's thread count set to the state's argument (set_threads), then
@@ -85,6 +86,8 @@ inline void register_cases(const std::string& lib, const cases& c) {
       add_short("var_double" + shape, lib, c.var_short_d, n, dim);
       add_short("norm_double" + shape, lib, c.norm_short_d, n, dim);
     }
+  for (std::int64_t n : {4, 16})
+    add_short("softmax_channels_float[16," + std::to_string(n) + ",32,32]/dim1", lib, c.softmax_channels_f, n, 1);
   add("mean_keep[200000,5]/dim0", lib, c.mean0_keep);
   add("std_keep[200000,5]/dim0", lib, c.std0_keep);
   add("standardise_inline[200000,5]", lib, c.standardise);

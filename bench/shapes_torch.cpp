@@ -98,6 +98,9 @@ void argmax_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
 void logsumexp_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
   short_case<at::kDouble>(s, n, dim, [](const at::Tensor& x, std::int64_t d) { return x.logsumexp({d}); });
 }
+void softmax_channels(benchmark::State& s, std::int64_t n, std::int64_t dim) {
+  run(s, [&] { return [x = filled({16, n, 32, 32}, at::kFloat), dim] { keep(x.softmax(dim)); }; });
+}
 void var_short(benchmark::State& s, std::int64_t n, std::int64_t dim) {
   short_case<at::kDouble>(s, n, dim, [](const at::Tensor& x, std::int64_t d) { return x.var(at::IntArrayRef{d}); });
 }
@@ -152,5 +155,6 @@ void register_torch_shapes() {
   c.affine3 = affine3;
   c.conv_unfold_einsum = conv_unfold_einsum;
   c.conv_im2col_matmul = conv_im2col_matmul;
+  c.softmax_channels_f = softmax_channels;
   shapes::register_cases("torch", c);
 }
