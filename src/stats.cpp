@@ -581,6 +581,17 @@ struct span_job {
   std::int64_t column(std::int64_t ocb) const { return (ocb / cbs) * inner + (ocb % cbs) * w; }
 };
 
+/// a[r * stride + k] for r < rows folded pairwise over r into a[k] by f(a, b) (a = a op b).
+template <class T, class F>
+void fold_pairwise(T* a, std::int64_t rows, std::int64_t stride, std::int64_t wd, F f) {
+  for (std::int64_t h = 1; h < rows; h *= 2)
+    for (std::int64_t r = 0; r + h < rows; r += 2 * h)
+      for (std::int64_t k = 0; k < wd; ++k) f(a[r * stride + k], a[(r + h) * stride + k]);
+}
+/// a = the larger of a and b (neither is NaN: the maxima ignore it).
+inline constexpr auto max_into = [](auto& a, const auto& b) { a = b > a ? b : a; };
+inline constexpr auto add_into = [](auto& a, const auto& b) { a += b; };
+
 /// Phase 1 of task t: the chunk's maximum per column (NaN ignored, as row_max) into pm.
 template <class T>
 void span_max(void* ctx, std::int64_t t) {
@@ -592,10 +603,8 @@ void span_max(void* ctx, std::int64_t t) {
     const T* __restrict x = j.x + off;
     for (std::int64_t k = 0; k < len; ++k) mp[k] = x[k] > mp[k] ? x[k] : mp[k];
   });
-  T* out = j.pm + t * j.w;
-  std::copy(mp, mp + wd, out);
-  for (std::int64_t r = 1; r < j.rpc; ++r)
-    for (std::int64_t k = 0; k < wd; ++k) out[k] = mp[r * wd + k] > out[k] ? mp[r * wd + k] : out[k];
+  fold_pairwise(mp, j.rpc, wd, wd, max_into);
+  std::copy(mp, mp + wd, j.pm + t * j.w);
 }
 
 /// The shift of column block ocb: its chunks' maxima combined (logsumexp: an infinite one 0).
@@ -603,21 +612,12 @@ template <class T>
 void span_shift(const span_job<T>& j, std::int64_t ocb) {
   const std::int64_t wd = j.width(ocb % j.cbs);
   T* m = j.m + j.column(ocb);
-  const T* pm = j.pm + ocb * j.chunks * j.w;
+  T* pm = j.pm + ocb * j.chunks * j.w;  // phase 2 writes its sums over the maxima
+  fold_pairwise(pm, j.chunks, j.w, wd, max_into);
   std::copy(pm, pm + wd, m);
-  for (std::int64_t c = 1; c < j.chunks; ++c)
-    for (std::int64_t k = 0; k < wd; ++k) m[k] = pm[c * j.w + k] > m[k] ? pm[c * j.w + k] : m[k];
   if (j.mode == span_mode::logsumexp)
     for (std::int64_t k = 0; k < wd; ++k)
       if (!std::isfinite(m[k])) m[k] = 0;
-}
-
-/// a[r * wd + k] for r < rows folded pairwise over r into a[k].
-template <class T>
-void fold_rows(T* a, std::int64_t rows, std::int64_t stride, std::int64_t wd) {
-  for (std::int64_t h = 1; h < rows; h *= 2)
-    for (std::int64_t r = 0; r + h < rows; r += 2 * h)
-      for (std::int64_t k = 0; k < wd; ++k) a[r * stride + k] += a[(r + h) * stride + k];
 }
 
 /// Phase 2 of task t: exp(x - m) (softmax: into y; log_softmax: x - m into y) summed per column
@@ -638,7 +638,7 @@ void span_exp_sum(void* ctx, std::int64_t t) {
     vmath(vfn::exp, d, ex, len);
     for (std::int64_t k = 0; k < len; ++k) acc[k] += ex[k];
   });
-  fold_rows(acc, j.rpc, wd, wd);
+  fold_pairwise(acc, j.rpc, wd, wd, add_into);
   std::copy(acc, acc + wd, j.pm + t * j.w);
 }
 
@@ -648,7 +648,7 @@ template <class T>
 void span_scale(const span_job<T>& j, std::int64_t ocb) {
   const std::int64_t wd = j.width(ocb % j.cbs), col = j.column(ocb);
   T* ps = j.pm + ocb * j.chunks * j.w;
-  fold_rows(ps, j.chunks, j.w, wd);
+  fold_pairwise(ps, j.chunks, j.w, wd, add_into);
   for (std::int64_t k = 0; k < wd; ++k) {
     switch (j.mode) {
       case span_mode::softmax: j.s[col + k] = T(1) / ps[k]; break;
