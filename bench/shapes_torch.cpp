@@ -8,6 +8,8 @@
 
 #include "shapes_cases.hpp"
 
+extern "C" void openblas_set_num_threads(int n);
+
 namespace {
 at::Tensor filled(at::IntArrayRef sizes, at::ScalarType type, double base = 1, double step = 1e-3) {
   std::int64_t n = 1;
@@ -16,9 +18,13 @@ at::Tensor filled(at::IntArrayRef sizes, at::ScalarType type, double base = 1, d
   return (i * step + base).to(type).reshape(sizes).contiguous();
 }
 
+// torch's n threads are its OpenMP threads and OpenBLAS's: at::set_num_threads leaves the count
+// of the OpenBLAS both libraries load alone, and without this torch's matrix products ran on
+// every core in the one-thread rows. (strata runs OpenBLAS single-threaded inside its own
+// threads and sets that on each call.)
 template <class Setup>
 void run(benchmark::State& s, Setup setup) {
-  shapes::run(s, [](int n) { at::set_num_threads(n); }, setup);
+  shapes::run(s, [](int n) { at::set_num_threads(n); openblas_set_num_threads(n); }, setup);
 }
 void keep(const at::Tensor& t) { benchmark::DoNotOptimize(t.data_ptr()); }
 

@@ -50,6 +50,7 @@ void check_single_element(std::int64_t numel);
 template <class U>
 struct copy_source {
   using value_type = U;
+  static constexpr bool is_plain_leaf = true;  ///< into a tensor of U, rows are moved, not computed
   using leaf_types = type_list<U>;
   static constexpr std::size_t leaf_count = 1;
   template <std::size_t I, class P>

@@ -59,8 +59,11 @@ class odometer {
     }
   }
   /// Steps to the next index (wrapping to zero after the last).
-  void next() {
-    for (std::size_t i = 0; i < ndims_; ++i) {
+  void next() { carry(0); }
+  /// Steps dim `from` of the walk to its next index, carrying into the dims outside it (the
+  /// dims inside it at index 0: a whole block of them walked).
+  void carry(std::size_t from) {
+    for (std::size_t i = from; i < ndims_; ++i) {
       const std::size_t d = dim(i);
       for (std::size_t k = 0; k < nops_; ++k) ptrs[k] += p_.strides[d * nops_ + k];
       if (++index_[i] < p_.sizes[d]) return;
@@ -76,6 +79,12 @@ class odometer {
       index_[0] += m - 1;
     }
     next();
+  }
+  /// The index within the first m dims of the walk (mixed radix, the innermost fastest).
+  std::int64_t linear(std::size_t m) const {
+    std::int64_t at = 0;
+    for (std::size_t i = m; i-- > 0;) at = at * p_.sizes[dim(i)] + index_[i];
+    return at;
   }
   /// Indices left along the innermost dim before the next one carries (1 with no dims).
   std::int64_t left_in_row() const { return ndims_ == 0 ? 1 : p_.sizes[dim(0)] - index_[0]; }
@@ -170,8 +179,39 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
   const bool flat_ok = tfn && flattens_rows(p);
   const bool across = flat_ok && p.sizes.size() > 2 && p.sizes[1] < flat_run_rows && nops * flat_table_rows <= 4096;
   std::int64_t table[4096];
+  // Where the output continues across dims 1..m too, the rows of those dims lie at the same
+  // offsets from every index of the dims outside them (the [channels, 3, 3] window of each
+  // output row of an im2col copy): their table is built once, and each block of them aligned
+  // on dim m + 1 is one span.
+  std::size_t m = 0;
+  std::int64_t group = 1;
+  std::int64_t group_table[4096];
+  if (across) {
+    for (std::size_t d = 1; d < p.sizes.size(); ++d) {
+      if (p.strides[d * nops] != n0 * group * s0[0] || static_cast<std::size_t>(group * p.sizes[d]) * nops > 4096) break;
+      group *= p.sizes[d];
+      m = d;
+    }
+    if (m < 2 || group < flat_run_rows) m = 0;
+    if (m != 0) {
+      odometer g(p, outer.data(), m);
+      g.seek(p.base.data(), 0);
+      for (std::int64_t r = 0; r < group; ++r, g.next())
+        for (std::size_t k = 0; k < nops; ++k) group_table[static_cast<std::size_t>(r) * nops + k] = g.ptrs[k] - p.base[k];
+    }
+  }
   char* ptrs[max_operands];
   for (;;) {
+    if (m != 0 && col == 0 && remaining >= group * n0 && od.linear(m) == 0) {
+      tile_span rows_span = flat;
+      rows_span.n1 = group;
+      rows_span.rows_at = group_table;
+      tfn(ctx, od.ptrs, rows_span, st);
+      remaining -= group * n0;
+      if (remaining == 0) return;
+      od.carry(m);
+      continue;
+    }
     const std::int64_t run = flat_ok && col == 0 ? std::min(od.left_in_row(), remaining / n0) : 0;
     if (run >= flat_run_rows) {
       flat.n1 = run;
@@ -185,7 +225,7 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
       // Rows from here while the output continues, each operand's offsets in the table.
       char* first[max_operands];
       std::copy(od.ptrs, od.ptrs + nops, first);
-      const std::int64_t most = std::min(flat_table_rows, remaining / n0);
+      const std::int64_t most = std::min({flat_table_rows, remaining / n0, m != 0 ? group - od.linear(m) : remaining});
       std::int64_t rows = 0;
       for (; rows < most && od.ptrs[0] == first[0] + rows * n0 * s0[0]; ++rows, od.next())
         for (std::size_t k = 0; k < nops; ++k) table[static_cast<std::size_t>(rows) * nops + k] = od.ptrs[k] - first[k];

@@ -120,9 +120,9 @@ struct stage_ctx {
     buf[k] = scratch + at;
     at += round64(chunk * w[k]);
     const std::int64_t s0 = sp.s0[k], s1 = sp.s1[k];
-    if (rows_at) {
-      bool run = true, same = true;
-      for (std::int64_t j = 0; j < n1; ++j) {
+    if (rows_at) {  // the output continues (k = 0: not checked); an input that does not, seen at once
+      bool run = true, same = k != 0;
+      for (std::int64_t j = 0; k != 0 && j < n1 && (run || same); ++j) {
         const std::int64_t o = rows_at[static_cast<std::size_t>(j) * nops + k];
         run = run && o == j * n0 * s0;
         same = same && o == 0;
