@@ -1052,14 +1052,52 @@ struct reduction_kernels {
       }
     }
   }
+  // One leaf of periodic's in-place path: V vectors of lanes held in registers from the identity
+  // through v[0, m) (combine_periods' loop), folded into acc from the identity (fold_lanes) —
+  // periodic's bits without its calls, lane buffer and stores.
+  template <int V>
+  static void period_leaf(const A* __restrict v, std::int64_t m, std::int64_t n, std::int64_t k, A* __restrict acc) {
+    constexpr std::int64_t L = V * 64 / static_cast<std::int64_t>(sizeof(A));
+    A t[L];
+    for (std::int64_t j = 0; j < L; ++j) t[j] = Op::template identity<A>();
+    std::int64_t i = 0;
+    for (; i + L <= m; i += L)
+      for (std::int64_t j = 0; j < L; ++j) t[j] = Op::combine(t[j], v[i + j]);
+    for (std::int64_t j = 0; i + j < m; ++j) t[j] = Op::combine(t[j], v[i + j]);
+    for (std::int64_t j = 0; j < n; ++j) acc[j] = Op::template identity<A>();
+    fold_lanes<Op>(t, n, k, acc);
+  }
+  static void period_leaf(const A* v, std::int64_t m, std::int64_t n, std::int64_t k, A* acc) {
+    switch (k * n * static_cast<std::int64_t>(sizeof(A)) / 64) {
+      case 8: return period_leaf<8>(v, m, n, k, acc);
+      case 9: return period_leaf<9>(v, m, n, k, acc);
+      case 10: return period_leaf<10>(v, m, n, k, acc);
+      case 11: return period_leaf<11>(v, m, n, k, acc);
+      case 12: return period_leaf<12>(v, m, n, k, acc);
+      case 13: return period_leaf<13>(v, m, n, k, acc);
+      case 14: return period_leaf<14>(v, m, n, k, acc);
+      case 15: return period_leaf<15>(v, m, n, k, acc);
+      default: return period_leaf<16>(v, m, n, k, acc);
+    }
+  }
   static void leaves(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
                      std::int64_t rows, const std::int64_t* row_step, std::int64_t leaf_rows, char* out,
                      std::int64_t out_stride) {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
     char* p[max_operands];
     for (std::size_t k = 0; k <= self.src.operands; ++k) p[k] = ptrs[k];
+    // Short rows of a plain tensor of A back to back, whole periods a leaf: period_leaf, the
+    // bits outer's periodic path gives each leaf.
+    const std::int64_t period = short_period(n, sizeof(A));
+    const bool in_place = period > 0 && self.src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)) &&
+                          back_to_back(s, row_step, self.src.operands + 1, n);
     for (std::int64_t r = 0; r < rows; r += leaf_rows, out += out_stride) {
       const std::int64_t m = rows - r < leaf_rows ? rows - r : leaf_rows;
+      if (in_place && m >= period) {
+        period_leaf(reinterpret_cast<const A*>(p[1]), m * n, n, period, reinterpret_cast<A*>(out));
+        p[1] += m * row_step[1];
+        continue;
+      }
       init(out, n);
       outer(ctx, p, s, n, out, st, m, row_step);
       for (std::size_t k = 1; k <= self.src.operands; ++k) p[k] += m * row_step[k];
