@@ -699,27 +699,19 @@ void combine_periods(const A* __restrict v, std::int64_t m, A* __restrict lane) 
   for (std::int64_t j = 0; i + j < m; ++j) t[j] = Op::combine(t[j], v[i + j]);
   for (std::int64_t j = 0; j < L; ++j) lane[j] = t[j];
 }
+/// f.template operator()<V>() with V = vectors for 1 <= V <= 16 (16 above): a count of 64-byte
+/// vectors of lanes made a compile-time one, from V's lower bound up.
+template <int V, class F>
+void with_vectors(std::int64_t vectors, F&& f) {
+  if constexpr (V < 16)
+    if (vectors != V) return with_vectors<V + 1>(vectors, f);
+  f.template operator()<V>();
+}
 /// The same for `lanes` lanes filling 1 to 16 whole 64-byte vectors.
 template <class Op, class A>
 void combine_periods(const A* v, std::int64_t m, A* lane, std::int64_t lanes) {
-  switch (lanes * static_cast<std::int64_t>(sizeof(A)) / 64) {
-    case 1: return combine_periods<Op, A, 1>(v, m, lane);
-    case 2: return combine_periods<Op, A, 2>(v, m, lane);
-    case 3: return combine_periods<Op, A, 3>(v, m, lane);
-    case 4: return combine_periods<Op, A, 4>(v, m, lane);
-    case 5: return combine_periods<Op, A, 5>(v, m, lane);
-    case 6: return combine_periods<Op, A, 6>(v, m, lane);
-    case 7: return combine_periods<Op, A, 7>(v, m, lane);
-    case 8: return combine_periods<Op, A, 8>(v, m, lane);
-    case 9: return combine_periods<Op, A, 9>(v, m, lane);
-    case 10: return combine_periods<Op, A, 10>(v, m, lane);
-    case 11: return combine_periods<Op, A, 11>(v, m, lane);
-    case 12: return combine_periods<Op, A, 12>(v, m, lane);
-    case 13: return combine_periods<Op, A, 13>(v, m, lane);
-    case 14: return combine_periods<Op, A, 14>(v, m, lane);
-    case 15: return combine_periods<Op, A, 15>(v, m, lane);
-    default: return combine_periods<Op, A, 16>(v, m, lane);
-  }
+  with_vectors<1>(lanes * static_cast<std::int64_t>(sizeof(A)) / 64,
+                  [&]<int V>() { combine_periods<Op, A, V>(v, m, lane); });
 }
 /// acc[j] = combine(acc[j], lanes j, j + N, ..., j + (k - 1) N combined in order) for j < N: the
 /// periods of a periodic reduction folded, the N chains side by side in registers.
@@ -1052,32 +1044,21 @@ struct reduction_kernels {
       }
     }
   }
-  // One leaf of periodic's in-place path: V vectors of lanes held in registers from the identity
-  // through v[0, m) (combine_periods' loop), folded into acc from the identity (fold_lanes) —
-  // periodic's bits without its calls, lane buffer and stores.
+  // Leaves of periodic's in-place path, from v: leaf values each (the last may be shorter), whole
+  // periods of k rows of n, into n accumulators each, out_stride bytes apart. Each leaf's V
+  // vectors of lanes stay in registers from the identity through its values (combine_periods,
+  // inlined) to its fold (fold_lanes): periodic's bits per leaf, without its calls and lane buffer.
   template <int V>
-  static void period_leaf(const A* __restrict v, std::int64_t m, std::int64_t n, std::int64_t k, A* __restrict acc) {
+  static void period_leaves(const A* v, std::int64_t total, std::int64_t leaf, std::int64_t n, std::int64_t k,
+                            char* out, std::int64_t out_stride) {
     constexpr std::int64_t L = V * 64 / static_cast<std::int64_t>(sizeof(A));
-    A t[L];
-    for (std::int64_t j = 0; j < L; ++j) t[j] = Op::template identity<A>();
-    std::int64_t i = 0;
-    for (; i + L <= m; i += L)
-      for (std::int64_t j = 0; j < L; ++j) t[j] = Op::combine(t[j], v[i + j]);
-    for (std::int64_t j = 0; i + j < m; ++j) t[j] = Op::combine(t[j], v[i + j]);
-    for (std::int64_t j = 0; j < n; ++j) acc[j] = Op::template identity<A>();
-    fold_lanes<Op>(t, n, k, acc);
-  }
-  static void period_leaf(const A* v, std::int64_t m, std::int64_t n, std::int64_t k, A* acc) {
-    switch (k * n * static_cast<std::int64_t>(sizeof(A)) / 64) {
-      case 8: return period_leaf<8>(v, m, n, k, acc);
-      case 9: return period_leaf<9>(v, m, n, k, acc);
-      case 10: return period_leaf<10>(v, m, n, k, acc);
-      case 11: return period_leaf<11>(v, m, n, k, acc);
-      case 12: return period_leaf<12>(v, m, n, k, acc);
-      case 13: return period_leaf<13>(v, m, n, k, acc);
-      case 14: return period_leaf<14>(v, m, n, k, acc);
-      case 15: return period_leaf<15>(v, m, n, k, acc);
-      default: return period_leaf<16>(v, m, n, k, acc);
+    for (std::int64_t i = 0; i < total; i += leaf, out += out_stride) {
+      A t[L];
+      for (std::int64_t j = 0; j < L; ++j) t[j] = Op::template identity<A>();
+      combine_periods<Op, A, V>(v + i, total - i < leaf ? total - i : leaf, t);
+      A* acc = reinterpret_cast<A*>(out);
+      for (std::int64_t j = 0; j < n; ++j) acc[j] = Op::template identity<A>();
+      fold_lanes<Op>(t, n, k, acc);
     }
   }
   static void leaves(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
@@ -1086,18 +1067,21 @@ struct reduction_kernels {
     const auto& self = *static_cast<const reduction_kernels*>(ctx);
     char* p[max_operands];
     for (std::size_t k = 0; k <= self.src.operands; ++k) p[k] = ptrs[k];
-    // Short rows of a plain tensor of A back to back, whole periods a leaf: period_leaf, the
-    // bits outer's periodic path gives each leaf.
+    // Short rows of a plain tensor of A back to back: the leaves of whole periods (all but a last
+    // one shorter than a period) by period_leaves, the bits outer's periodic path gives each leaf.
     const std::int64_t period = short_period(n, sizeof(A));
-    const bool in_place = period > 0 && self.src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)) &&
-                          back_to_back(s, row_step, self.src.operands + 1, n);
-    for (std::int64_t r = 0; r < rows; r += leaf_rows, out += out_stride) {
+    std::int64_t r = 0;
+    if (period > 0 && self.src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)) &&
+        back_to_back(s, row_step, self.src.operands + 1, n)) {
+      r = rows % leaf_rows != 0 && rows % leaf_rows < period ? rows - rows % leaf_rows : rows;
+      with_vectors<8>(period * n * static_cast<std::int64_t>(sizeof(A)) / 64, [&]<int V>() {
+        period_leaves<V>(reinterpret_cast<const A*>(p[1]), r * n, leaf_rows * n, n, period, out, out_stride);
+      });
+      p[1] += r * row_step[1];
+      out += (r + leaf_rows - 1) / leaf_rows * out_stride;
+    }
+    for (; r < rows; r += leaf_rows, out += out_stride) {
       const std::int64_t m = rows - r < leaf_rows ? rows - r : leaf_rows;
-      if (in_place && m >= period) {
-        period_leaf(reinterpret_cast<const A*>(p[1]), m * n, n, period, reinterpret_cast<A*>(out));
-        p[1] += m * row_step[1];
-        continue;
-      }
       init(out, n);
       outer(ctx, p, s, n, out, st, m, row_step);
       for (std::size_t k = 1; k <= self.src.operands; ++k) p[k] += m * row_step[k];

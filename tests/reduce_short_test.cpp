@@ -291,13 +291,14 @@ TEST_CASE("outer reductions of short rows over many tree leaves, within and acro
   // sum and amax over dims {0, 1} of x [a, b, n] narrowed from [a, b + 1, n]: the rows of n lie
   // back to back within each run of b rows but not across runs, so runs of tree leaves are
   // computed by one call where they lie within a run and leaf by leaf where a leaf crosses
-  // one. Random values: the sums must match a naive sum to rounding and have the same bits on
-  // 1 and 2 threads; a NaN far into the rows must reach amax's output.
+  // one (and each leaf alone where a group of the tree holds one). Random values: the sums must
+  // match a naive sum to rounding and have the same bits on 1 and 2 threads; a NaN far into the
+  // rows must reach amax's output.
   std::mt19937 gen(5);
   std::normal_distribution<double> dist;
   for (const I n : {I{3}, I{4}, I{16}})
     for (const I a : {I{1}, I{3}})
-      for (const I b : {I{20000}, I{7001}}) {
+      for (const I b : {I{20000}, I{7001}, I{3073}}) {  // 3073: a last leaf of one row for every n
         auto base = st::empty<double>({a, b + 1, n});
         for (double& v : std::span<double>(base.data_ptr(), static_cast<std::size_t>(base.numel()))) v = dist(gen);
         const auto x = base.narrow(1, 0, b);
