@@ -699,18 +699,18 @@ void combine_periods(const A* __restrict v, std::int64_t m, A* __restrict lane) 
   for (std::int64_t j = 0; i + j < m; ++j) t[j] = Op::combine(t[j], v[i + j]);
   for (std::int64_t j = 0; j < L; ++j) lane[j] = t[j];
 }
-/// f.template operator()<V>() with V = vectors for 1 <= V <= 16 (16 above): a count of 64-byte
-/// vectors of lanes made a compile-time one, from V's lower bound up.
-template <int V, class F>
-void with_vectors(std::int64_t vectors, F&& f) {
-  if constexpr (V < 16)
-    if (vectors != V) return with_vectors<V + 1>(vectors, f);
-  f.template operator()<V>();
+/// f.template operator()<C>() with C = count for C's start <= count <= 16 (16 for any other
+/// count): a run-time count of lanes or vectors made the compile-time one a loop is written for.
+template <int C, class F>
+void as_constant(std::int64_t count, F&& f) {
+  if constexpr (C < 16)
+    if (count != C) return as_constant<C + 1>(count, f);
+  f.template operator()<C>();
 }
 /// The same for `lanes` lanes filling 1 to 16 whole 64-byte vectors.
 template <class Op, class A>
 void combine_periods(const A* v, std::int64_t m, A* lane, std::int64_t lanes) {
-  with_vectors<1>(lanes * static_cast<std::int64_t>(sizeof(A)) / 64,
+  as_constant<1>(lanes * static_cast<std::int64_t>(sizeof(A)) / 64,
                   [&]<int V>() { combine_periods<Op, A, V>(v, m, lane); });
 }
 /// acc[j] = combine(acc[j], lanes j, j + N, ..., j + (k - 1) N combined in order) for j < N: the
@@ -727,24 +727,7 @@ void fold_lanes(const A* __restrict lane, std::int64_t k, A* __restrict acc) {
 template <class Op, class A>
 void fold_lanes(const A* lane, std::int64_t n, std::int64_t k, A* acc) {
   static_assert(short_row == 16);
-  switch (n) {
-    case 1: return fold_lanes<Op, A, 1>(lane, k, acc);
-    case 2: return fold_lanes<Op, A, 2>(lane, k, acc);
-    case 3: return fold_lanes<Op, A, 3>(lane, k, acc);
-    case 4: return fold_lanes<Op, A, 4>(lane, k, acc);
-    case 5: return fold_lanes<Op, A, 5>(lane, k, acc);
-    case 6: return fold_lanes<Op, A, 6>(lane, k, acc);
-    case 7: return fold_lanes<Op, A, 7>(lane, k, acc);
-    case 8: return fold_lanes<Op, A, 8>(lane, k, acc);
-    case 9: return fold_lanes<Op, A, 9>(lane, k, acc);
-    case 10: return fold_lanes<Op, A, 10>(lane, k, acc);
-    case 11: return fold_lanes<Op, A, 11>(lane, k, acc);
-    case 12: return fold_lanes<Op, A, 12>(lane, k, acc);
-    case 13: return fold_lanes<Op, A, 13>(lane, k, acc);
-    case 14: return fold_lanes<Op, A, 14>(lane, k, acc);
-    case 15: return fold_lanes<Op, A, 15>(lane, k, acc);
-    default: return fold_lanes<Op, A, 16>(lane, k, acc);
-  }
+  as_constant<1>(n, [&]<int N>() { fold_lanes<Op, A, N>(lane, k, acc); });
 }
 /// res[o] = the reduction of v[o * N .. o * N + N) in index order from the identity, o < m:
 /// many short rows back to back, vectorised across rows (interleaved loads).
@@ -996,11 +979,14 @@ struct reduction_kernels {
   // Short rows computed as one run (outer; runs_flat): the rows x n values are one run, read a
   // chunk of whole periods at a time; value i goes into lane i % (k * n), lanes combined a vector at a time,
   // then each accumulator j combines lanes j, j + n, ... in order. The same bits for any threads.
+  // True when rows of n values s apart, row_step apart, are one run of a plain tensor of A.
+  bool runs_in_place(const std::int64_t* s, const std::int64_t* row_step, std::int64_t n) const {
+    return src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)) && back_to_back(s, row_step, src.operands + 1, n);
+  }
   void periodic(char* const* ptrs, const std::int64_t* s, const std::int64_t* row_step, std::int64_t n, A* acc,
                 loop_status* st, std::int64_t rows, std::int64_t k, A* buf) const {
     // A plain tensor of A read in place is one run; anything else is computed a chunk at a time.
-    const bool in_place = src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)) &&
-                          back_to_back(s, row_step, src.operands + 1, n);
+    const bool in_place = runs_in_place(s, row_step, n);
     const std::int64_t lanes = k * n, total = rows * n, per_chunk = in_place ? total : chunk / lanes * lanes;
     chunk_buffer<A, 1024 / sizeof(A) + 1> lane;
     init(lane.data, lanes);
@@ -1044,8 +1030,8 @@ struct reduction_kernels {
       }
     }
   }
-  // Leaves of periodic's in-place path, from v: leaf values each (the last may be shorter), whole
-  // periods of k rows of n, into n accumulators each, out_stride bytes apart. Each leaf's V
+  // Leaves of periodic's in-place path, from v: leaf values each (at least a period; the last
+  // may be shorter), whole periods of k rows of n, into n accumulators each, out_stride bytes apart. Each leaf's V
   // vectors of lanes stay in registers from the identity through its values (combine_periods,
   // inlined) to its fold (fold_lanes): periodic's bits per leaf, without its calls and lane buffer.
   template <int V>
@@ -1056,9 +1042,8 @@ struct reduction_kernels {
       A t[L];
       for (std::int64_t j = 0; j < L; ++j) t[j] = Op::template identity<A>();
       combine_periods<Op, A, V>(v + i, total - i < leaf ? total - i : leaf, t);
-      A* acc = reinterpret_cast<A*>(out);
-      for (std::int64_t j = 0; j < n; ++j) acc[j] = Op::template identity<A>();
-      fold_lanes<Op>(t, n, k, acc);
+      init(out, n);
+      fold_lanes<Op>(t, n, k, reinterpret_cast<A*>(out));
     }
   }
   static void leaves(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
@@ -1071,10 +1056,9 @@ struct reduction_kernels {
     // one shorter than a period) by period_leaves, the bits outer's periodic path gives each leaf.
     const std::int64_t period = short_period(n, sizeof(A));
     std::int64_t r = 0;
-    if (period > 0 && self.src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)) &&
-        back_to_back(s, row_step, self.src.operands + 1, n)) {
+    if (period > 0 && self.runs_in_place(s, row_step, n)) {
       r = rows % leaf_rows != 0 && rows % leaf_rows < period ? rows - rows % leaf_rows : rows;
-      with_vectors<8>(period * n * static_cast<std::int64_t>(sizeof(A)) / 64, [&]<int V>() {
+      as_constant<8>(period * n * static_cast<std::int64_t>(sizeof(A)) / 64, [&]<int V>() {
         period_leaves<V>(reinterpret_cast<const A*>(p[1]), r * n, leaf_rows * n, n, period, out, out_stride);
       });
       p[1] += r * row_step[1];

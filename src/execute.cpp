@@ -177,22 +177,23 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
   const std::int64_t done = sp.count * piece;  // elements of a row in the run
   tile_span flat{s0, s0 + nops, step, 1, n0, 0, p.nops, false, true};
   const bool flat_ok = tfn && flattens_rows(p);
-  // Row offsets of the short rows walked across the outer dims, nops a row: a group's table
-  // (below) first, then the rows of one walk from wherever it starts.
-  constexpr std::size_t offsets_size = 4096;
-  const std::size_t walk_size = nops * static_cast<std::size_t>(flat_table_rows);
-  const bool across = flat_ok && p.sizes.size() > 2 && p.sizes[1] < flat_run_rows && walk_size <= offsets_size;
-  std::int64_t offsets[offsets_size];
+  // Row offsets of the short rows walked across the outer dims, nops a row (one walk's rows in
+  // `table`, a group's in `group_table`, below).
+  constexpr std::size_t table_size = 4096;
+  const bool across = flat_ok && p.sizes.size() > 2 && p.sizes[1] < flat_run_rows &&
+                      nops * static_cast<std::size_t>(flat_table_rows) <= table_size;
+  std::int64_t table[table_size];
   // Where the output continues across dims 1..m too, the rows of those dims lie at the same
   // offsets from every index of the dims outside them (the [channels, 3, 3] window of each
   // output row of an im2col copy): their table is built once, and each block of them aligned
   // on dim m + 1 is one span.
   std::size_t m = 0;
   std::int64_t group = 1;
+  std::int64_t group_table[table_size];
   if (across) {
     for (std::size_t d = 1; d < p.sizes.size(); ++d) {
       const auto rows = static_cast<std::size_t>(group * p.sizes[d]);
-      if (p.strides[d * nops] != n0 * group * s0[0] || rows * nops + walk_size > offsets_size) break;
+      if (p.strides[d * nops] != n0 * group * s0[0] || rows * nops > table_size) break;
       group *= p.sizes[d];
       m = d;
     }
@@ -201,16 +202,15 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
       odometer g(p, outer.data(), m);
       g.seek(p.base.data(), 0);
       for (std::int64_t r = 0; r < group; ++r, g.next())
-        for (std::size_t k = 0; k < nops; ++k) offsets[static_cast<std::size_t>(r) * nops + k] = g.ptrs[k] - p.base[k];
+        for (std::size_t k = 0; k < nops; ++k) group_table[static_cast<std::size_t>(r) * nops + k] = g.ptrs[k] - p.base[k];
     }
   }
-  std::int64_t* const table = offsets + (m != 0 ? static_cast<std::size_t>(group) * nops : 0);
   char* ptrs[max_operands];
   for (;;) {
     if (m != 0 && col == 0 && remaining >= group * n0 && od.linear(m) == 0) {
       tile_span rows_span = flat;
       rows_span.n1 = group;
-      rows_span.rows_at = offsets;
+      rows_span.rows_at = group_table;
       tfn(ctx, od.ptrs, rows_span, st);
       remaining -= group * n0;
       if (remaining == 0) return;

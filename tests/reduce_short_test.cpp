@@ -359,6 +359,15 @@ TEST_CASE("outer reductions of short rows: leaves computed in one call have the 
     INFO(st::dtype_v<T> << " n = " << n << ", leaves of " << L << " rows");
     CHECK(st::sum(flat, {0}).eval().to_vector() == st::sum(runs, {0, 1}).eval().to_vector());
     CHECK(st::sum(flat * 3, {0}).eval().to_vector() == st::sum(runs * 3, {0, 1}).eval().to_vector());
+    // The same leaves read in place (one loop over them) and computed a chunk at a time (x + 0:
+    // lanes kept in a buffer across chunks), ending in a whole leaf, a period, a row, a period
+    // and a row: the same bits.
+    const I period = L / 64;
+    for (const I tail : {I{0}, period, I{1}, period + 1}) {
+      const auto x = flat.narrow(0, 0, 3 * L + tail);
+      INFO("rows " << 3 * L + tail);
+      CHECK(st::sum(x, {0}).eval().to_vector() == st::sum(x + 0, {0}).eval().to_vector());
+    }
   };
   for (const I n : {I{3}, I{4}, I{16}}) check(double{}, n);
   for (const I n : {I{2}, I{5}, I{7}}) check(float{}, n);
