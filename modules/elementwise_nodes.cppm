@@ -174,6 +174,12 @@ struct leaf_expr : expression_base<leaf_expr<T>> {
   std::uint64_t version = detail::unversioned;
   /// The tensor's sizes.
   int_list sizes() const noexcept { return t.sizes(); }
+  /// The tensor, checked not to have been written in place since the expression was built.
+  const Tensor<T>& fresh() const {
+    if (version != detail::unversioned && version != t.storage().version())
+      detail::throw_stale_input(version, t.storage().version());
+    return t;
+  }
   /// Element i of leaf I in a row.
   template <std::size_t I, class P>
   detail::compute_t<T> at(const P& p, std::int64_t i) const { return static_cast<detail::compute_t<T>>(detail::get<I>(p.ptrs)[i]); }

@@ -976,13 +976,13 @@ struct reduction_kernels {
       }
     }
   }
-  // Short rows computed as one run (outer; runs_flat): the rows x n values are one run, read a
-  // chunk of whole periods at a time; value i goes into lane i % (k * n), lanes combined a vector at a time,
-  // then each accumulator j combines lanes j, j + n, ... in order. The same bits for any threads.
   // True when rows of n values s apart, row_step apart, are one run of a plain tensor of A.
   bool runs_in_place(const std::int64_t* s, const std::int64_t* row_step, std::int64_t n) const {
     return src.in_place && s[1] == static_cast<std::int64_t>(sizeof(A)) && back_to_back(s, row_step, src.operands + 1, n);
   }
+  // Short rows computed as one run (outer; runs_flat): the rows x n values are one run, read a
+  // chunk of whole periods at a time; value i goes into lane i % (k * n), lanes combined a vector at a time,
+  // then each accumulator j combines lanes j, j + n, ... in order. The same bits for any threads.
   void periodic(char* const* ptrs, const std::int64_t* s, const std::int64_t* row_step, std::int64_t n, A* acc,
                 loop_status* st, std::int64_t rows, std::int64_t k, A* buf) const {
     // A plain tensor of A read in place is one run; anything else is computed a chunk at a time.
@@ -1031,19 +1031,20 @@ struct reduction_kernels {
     }
   }
   // Leaves of periodic's in-place path, from v: leaf values each (at least a period; the last
-  // may be shorter), whole periods of k rows of n, into n accumulators each, out_stride bytes apart. Each leaf's V
-  // vectors of lanes stay in registers from the identity through its values (combine_periods,
-  // inlined) to its fold (fold_lanes): periodic's bits per leaf, without its calls and lane buffer.
-  template <int V>
-  static void period_leaves(const A* v, std::int64_t total, std::int64_t leaf, std::int64_t n, std::int64_t k,
-                            char* out, std::int64_t out_stride) {
-    constexpr std::int64_t L = V * 64 / static_cast<std::int64_t>(sizeof(A));
+  // may be shorter), whole periods of rows of N, into N accumulators each, out_stride bytes
+  // apart. With N known, so are the period and the vectors of lanes: each leaf's lanes stay in
+  // registers from the identity through its values (combine_periods, inlined) to its fold
+  // (fold_lanes, unrolled): periodic's bits per leaf, without its calls and lane buffer.
+  template <int N>
+  static void period_leaves(const A* v, std::int64_t total, std::int64_t leaf, char* out, std::int64_t out_stride) {
+    constexpr std::int64_t k = short_period(N, sizeof(A));
+    constexpr int V = static_cast<int>(k * N * static_cast<std::int64_t>(sizeof(A)) / 64);
     for (std::int64_t i = 0; i < total; i += leaf, out += out_stride) {
-      A t[L];
-      for (std::int64_t j = 0; j < L; ++j) t[j] = Op::template identity<A>();
+      A t[V * 64 / sizeof(A)];
+      for (A& a : t) a = Op::template identity<A>();
       combine_periods<Op, A, V>(v + i, total - i < leaf ? total - i : leaf, t);
-      init(out, n);
-      fold_lanes<Op>(t, n, k, reinterpret_cast<A*>(out));
+      init(out, N);
+      fold_lanes<Op, A, N>(t, k, reinterpret_cast<A*>(out));
     }
   }
   static void leaves(const void* ctx, char* const* ptrs, const std::int64_t* s, std::int64_t n, loop_status* st,
@@ -1058,8 +1059,9 @@ struct reduction_kernels {
     std::int64_t r = 0;
     if (period > 0 && self.runs_in_place(s, row_step, n)) {
       r = rows % leaf_rows != 0 && rows % leaf_rows < period ? rows - rows % leaf_rows : rows;
-      as_constant<8>(period * n * static_cast<std::int64_t>(sizeof(A)) / 64, [&]<int V>() {
-        period_leaves<V>(reinterpret_cast<const A*>(p[1]), r * n, leaf_rows * n, n, period, out, out_stride);
+      as_constant<1>(n, [&]<int N>() {
+        if constexpr (short_period(N, sizeof(A)) > 0)
+          period_leaves<N>(reinterpret_cast<const A*>(p[1]), r * n, leaf_rows * n, out, out_stride);
       });
       p[1] += r * row_step[1];
       out += (r + leaf_rows - 1) / leaf_rows * out_stride;

@@ -352,8 +352,7 @@ template <class E>
 std::optional<Tensor<typename E::value_type>> logsumexp_by_kernel(const E& e, const small_vec<bool, 16>& mask) {
   using R = typename E::value_type;
   if constexpr (std::is_same_v<E, leaf_expr<R>> && (std::is_same_v<R, float> || std::is_same_v<R, double>)) {
-    const Tensor<R>& x = e.t;
-    if (e.version != unversioned && e.version != x.storage().version()) throw_stale_input(e.version, x.storage().version());
+    const Tensor<R>& x = e.fresh();
     if (x.numel() == 0 || !x.is_contiguous() || (x.requires_grad() && grad_enabled())) return std::nullopt;
     std::size_t first = 0, last = mask.size();  // the reduced dims: [first, last), none outside
     while (first < last && !mask[first]) ++first;
@@ -426,9 +425,7 @@ struct softmax_expr : expression_base<softmax_expr<E, Log>> {
   // The input when the kernel applies: a contiguous float/double tensor.
   const Tensor<value_type>* kernel_input() const {
     if constexpr (has_kernel) {
-      const Tensor<value_type>& x = e.t;
-      if (e.version != detail::unversioned && e.version != x.storage().version())
-        detail::throw_stale_input(e.version, x.storage().version());
+      const Tensor<value_type>& x = e.fresh();
       if (x.dim() > 0 && x.is_contiguous() && x.numel() > 0) return &x;
     }
     return nullptr;
