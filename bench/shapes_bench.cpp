@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shapes_cases.hpp"
 import strata;
@@ -162,6 +163,47 @@ void conv_im2col_matmul(benchmark::State& s) {
     };
   });
 }
+// Hand-written loops beside the two cases whose time is a bound (docs/PERFORMANCE.md): what a
+// performance engineer writes for one thread, on the same data, into memory allocated once.
+std::vector<double> hand_data(std::int64_t count) {
+  std::vector<double> x(static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1 + static_cast<double>(i % 1000) * 1e-3;
+  return x;
+}
+// sum(x, {0}) of x [rows, 4]: one pass over the rows as one run, 64 lanes (eight vectors, lane j
+// holding column j % 4) in registers, folded at the end; no accuracy bound, no tree.
+void hand_sum4_dim0(benchmark::State& s) {
+  const std::vector<double> x = hand_data(shapes::rows * 4);
+  const double* __restrict v = x.data();
+  const std::size_t total = x.size();
+  double out[4];
+  for (auto _ : s) {
+    double lane[64] = {};
+    std::size_t i = 0;
+    for (; i + 64 <= total; i += 64)
+      for (std::size_t j = 0; j < 64; ++j) lane[j] += v[i + j];
+    for (std::size_t j = 0; i + j < total; ++j) lane[j] += v[i + j];
+    for (std::size_t j = 0; j < 4; ++j) {
+      out[j] = lane[j];
+      for (std::size_t r = 1; r < 16; ++r) out[j] += lane[r * 4 + j];
+    }
+    benchmark::DoNotOptimize(out);
+  }
+}
+// cumsum of rows doubles: the chain of dependent additions, into a result allocated once.
+void hand_cumsum_line(benchmark::State& s) {
+  const std::vector<double> x = hand_data(shapes::rows);
+  std::vector<double> y(x.size());
+  for (auto _ : s) {
+    double acc = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = acc += x[i];
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+}
+void add_hand(const std::string& name, shapes::fn f) {
+  benchmark::RegisterBenchmark((name + "/hand/threads:1").c_str(), f)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
 }  // namespace
 
 void register_strata_shapes() {
@@ -174,6 +216,8 @@ void register_strata_shapes() {
     .var_short_d = var_short, .norm_short_d = norm_short, .affine3 = affine3,
     .conv_unfold_einsum = conv_unfold_einsum, .conv_im2col_matmul = conv_im2col_matmul,
     .softmax_channels_f = softmax_channels});
+  add_hand("sum_double[" + std::to_string(shapes::rows) + ",4]/dim0", hand_sum4_dim0);
+  add_hand("cumsum[200000]", hand_cumsum_line);
 }
 
 void register_torch_shapes();  // shapes_torch.cpp, or the empty one below without Torch
