@@ -163,7 +163,7 @@ void conv_im2col_matmul(benchmark::State& s) {
     };
   });
 }
-// Hand-written loops beside the two cases whose time is a bound (docs/PERFORMANCE.md): what a
+// Hand-written loops beside the cases whose time may be a bound (docs/PERFORMANCE.md): what a
 // performance engineer writes for one thread, on the same data, into memory allocated once.
 std::vector<double> hand_data(std::int64_t count) {
   std::vector<double> x(static_cast<std::size_t>(count));
@@ -201,6 +201,22 @@ void hand_cumsum_line(benchmark::State& s) {
     benchmark::ClobberMemory();
   }
 }
+// cumsum(x, 1) of x [rows, 16]: each row's chain of 16 additions, the rows independent and
+// overlapped by the core (left to itself, clang vectorises across rows with gathers and
+// scatters, eight times slower on Zen 5).
+void hand_cumsum16_dim1(benchmark::State& s) {
+  const std::vector<double> x = hand_data(shapes::rows * 16);
+  std::vector<double> y(x.size());
+  for (auto _ : s) {
+#pragma clang loop vectorize(disable)
+    for (std::size_t r = 0; r < x.size(); r += 16) {
+      double acc = 0;
+      for (std::size_t j = 0; j < 16; ++j) y[r + j] = acc += x[r + j];
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+}
 void add_hand(const std::string& name, shapes::fn f) {
   benchmark::RegisterBenchmark((name + "/hand/threads:1").c_str(), f)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 }
@@ -218,6 +234,7 @@ void register_strata_shapes() {
     .softmax_channels_f = softmax_channels});
   add_hand("sum_double[" + std::to_string(shapes::rows) + ",4]/dim0", hand_sum4_dim0);
   add_hand("cumsum[200000]", hand_cumsum_line);
+  add_hand("cumsum_double[" + std::to_string(shapes::rows) + ",16]/dim1", hand_cumsum16_dim1);
 }
 
 void register_torch_shapes();  // shapes_torch.cpp, or the empty one below without Torch

@@ -440,13 +440,14 @@ TEST_CASE("scans of 1-17 lines, contiguous, strided and transposed, match a naiv
 }
 
 TEST_CASE("scans of many short lines back to back match the same lines strided, bit for bit", "[sorting][diff]") {
-  // cumsum(x, -1) of x [M, n], n 1-9: lines of 2-7 take a path of their own; every other column
-  // of [M, 2n] holds the same values and scans line by line, 1 and 2 threads.
+  // cumsum(x, -1) of x [M, n], n 1-17: lines of 2-16 take a path of their own (2-7 vectorised
+  // across lines, 8-16 a scalar chain each); every other column of [M, 2n] holds the same values
+  // and scans line by line, 1 and 2 threads.
   std::mt19937 gen(11u);
   std::uniform_real_distribution<double> u(0.5, 1.5);
   for (const int threads : {1, 2}) {
     st::set_num_threads(threads);
-    for (const std::int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+    for (const std::int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17}) {
       const std::int64_t lines = 3001;
       const auto wide = st::empty<double>({lines, 2 * n});
       for (std::int64_t k = 0; k < wide.numel(); ++k) wide.data_ptr()[k] = u(gen);
