@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "shapes_cases.hpp"
 import strata;
@@ -164,18 +163,14 @@ void conv_im2col_matmul(benchmark::State& s) {
   });
 }
 // Hand-written loops beside the cases whose time may be a bound (docs/PERFORMANCE.md): what a
-// performance engineer writes for one thread, on the same data, into memory allocated once.
-std::vector<double> hand_data(std::int64_t count) {
-  std::vector<double> x(static_cast<std::size_t>(count));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1 + static_cast<double>(i % 1000) * 1e-3;
-  return x;
-}
+// performance engineer writes for one thread, on the same data in memory strata allocates (its
+// alignment and huge pages), the result written into memory allocated once.
 // sum(x, {0}) of x [rows, 4]: one pass over the rows as one run, 64 lanes (eight vectors, lane j
 // holding column j % 4) in registers, folded at the end; no accuracy bound, no tree.
 void hand_sum4_dim0(benchmark::State& s) {
-  const std::vector<double> x = hand_data(shapes::rows * 4);
-  const double* __restrict v = x.data();
-  const std::size_t total = x.size();
+  const auto x = filled<double>({shapes::rows, 4});
+  const double* __restrict v = x.data_ptr();
+  const auto total = static_cast<std::size_t>(x.numel());
   double out[4];
   for (auto _ : s) {
     double lane[64] = {};
@@ -190,14 +185,17 @@ void hand_sum4_dim0(benchmark::State& s) {
     benchmark::DoNotOptimize(out);
   }
 }
-// cumsum of rows doubles: the chain of dependent additions, into a result allocated once.
+// cumsum of rows doubles: the chain of dependent additions.
 void hand_cumsum_line(benchmark::State& s) {
-  const std::vector<double> x = hand_data(shapes::rows);
-  std::vector<double> y(x.size());
+  const auto x = filled<double>({shapes::rows});
+  auto y = st::empty<double>({shapes::rows});
+  const double* __restrict v = x.data_ptr();
+  double* __restrict w = y.data_ptr();
+  const auto n = static_cast<std::size_t>(x.numel());
   for (auto _ : s) {
     double acc = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) y[i] = acc += x[i];
-    benchmark::DoNotOptimize(y.data());
+    for (std::size_t i = 0; i < n; ++i) w[i] = acc += v[i];
+    benchmark::DoNotOptimize(w);
     benchmark::ClobberMemory();
   }
 }
@@ -205,15 +203,18 @@ void hand_cumsum_line(benchmark::State& s) {
 // overlapped by the core (left to itself, clang vectorises across rows with gathers and
 // scatters, eight times slower on Zen 5).
 void hand_cumsum16_dim1(benchmark::State& s) {
-  const std::vector<double> x = hand_data(shapes::rows * 16);
-  std::vector<double> y(x.size());
+  const auto x = filled<double>({shapes::rows, 16});
+  auto y = st::empty<double>({shapes::rows, 16});
+  const double* __restrict v = x.data_ptr();
+  double* __restrict w = y.data_ptr();
+  const auto n = static_cast<std::size_t>(x.numel());
   for (auto _ : s) {
 #pragma clang loop vectorize(disable)
-    for (std::size_t r = 0; r < x.size(); r += 16) {
+    for (std::size_t r = 0; r < n; r += 16) {
       double acc = 0;
-      for (std::size_t j = 0; j < 16; ++j) y[r + j] = acc += x[r + j];
+      for (std::size_t j = 0; j < 16; ++j) w[r + j] = acc += v[r + j];
     }
-    benchmark::DoNotOptimize(y.data());
+    benchmark::DoNotOptimize(w);
     benchmark::ClobberMemory();
   }
 }
