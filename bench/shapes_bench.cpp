@@ -8,11 +8,14 @@
 // `python3 tools/shapes_report.py build/release` (medians of rounds, ratios).
 #include <benchmark/benchmark.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "shapes_cases.hpp"
 import strata;
+
+void shapes_hand_cumsum16(const double* v, double* w, std::size_t rows, int threads);  // shapes_hand.cpp
 
 namespace st = strata;
 
@@ -199,27 +202,24 @@ void hand_cumsum_line(benchmark::State& s) {
     benchmark::ClobberMemory();
   }
 }
-// cumsum(x, 1) of x [rows, 16]: each row's chain of 16 additions, the rows independent and
-// overlapped by the core (left to itself, clang vectorises across rows with gathers and
-// scatters, eight times slower on Zen 5).
+// cumsum(x, 1) of x [rows, 16] on 1 or 2 threads (bench/shapes_hand.cpp, OpenMP): each row's
+// chain of 16 additions, the rows independent and overlapped by the core (left to itself, clang
+// vectorises across rows with gathers and scatters, eight times slower on Zen 5).
 void hand_cumsum16_dim1(benchmark::State& s) {
   const auto x = filled<double>({shapes::rows, 16});
   auto y = st::empty<double>({shapes::rows, 16});
-  const double* __restrict v = x.data_ptr();
-  double* __restrict w = y.data_ptr();
-  const auto n = static_cast<std::size_t>(x.numel());
+  const auto threads = static_cast<int>(s.range(0));
   for (auto _ : s) {
-#pragma clang loop vectorize(disable)
-    for (std::size_t r = 0; r < n; r += 16) {
-      double acc = 0;
-      for (std::size_t j = 0; j < 16; ++j) w[r + j] = acc += v[r + j];
-    }
-    benchmark::DoNotOptimize(w);
+    shapes_hand_cumsum16(x.data_ptr(), y.data_ptr(), static_cast<std::size_t>(shapes::rows), threads);
+    benchmark::DoNotOptimize(y.data_ptr());
     benchmark::ClobberMemory();
   }
 }
-void add_hand(const std::string& name, shapes::fn f) {
-  benchmark::RegisterBenchmark((name + "/hand/threads:1").c_str(), f)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+void add_hand(const std::string& name, shapes::fn f, int threads = 1) {
+  benchmark::RegisterBenchmark((name + "/hand/threads:" + std::to_string(threads)).c_str(), f)
+      ->Arg(threads)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
 }
 }  // namespace
 
@@ -235,7 +235,8 @@ void register_strata_shapes() {
     .softmax_channels_f = softmax_channels});
   add_hand("sum_double[" + std::to_string(shapes::rows) + ",4]/dim0", hand_sum4_dim0);
   add_hand("cumsum[200000]", hand_cumsum_line);
-  add_hand("cumsum_double[" + std::to_string(shapes::rows) + ",16]/dim1", hand_cumsum16_dim1);
+  for (int threads : {1, 2})
+    add_hand("cumsum_double[" + std::to_string(shapes::rows) + ",16]/dim1", hand_cumsum16_dim1, threads);
 }
 
 void register_torch_shapes();  // shapes_torch.cpp, or the empty one below without Torch
