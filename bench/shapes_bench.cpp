@@ -166,8 +166,9 @@ void conv_im2col_matmul(benchmark::State& s) {
   });
 }
 // Hand-written loops beside the cases whose time may be a bound (docs/PERFORMANCE.md): what a
-// performance engineer writes for one thread, on the same data in memory strata allocates (its
-// alignment and huge pages), the result written into memory allocated once.
+// performance engineer writes (for one thread, and for two where the threads' split is the
+// question), on the same data in memory strata allocates (its alignment and huge pages), the
+// result written into memory allocated once.
 // sum(x, {0}) of x [rows, 4]: one pass over the rows as one run, 64 lanes (eight vectors, lane j
 // holding column j % 4) in registers, folded at the end; no accuracy bound, no tree.
 void hand_sum4_dim0(benchmark::State& s) {

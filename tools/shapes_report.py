@@ -3,7 +3,7 @@
 """Runs bench/shapes_bench (issue 33's shapes, strata and libtorch in one process) and prints
 a Markdown table: per case and thread count, strata's and torch's median wall time over the
 rounds and their ratio (strata / torch; below 1: strata is faster), and for the cases that have
-one (one thread), a hand-written loop's median beside them.
+one (on one thread, or two), a hand-written loop's median beside them.
 
     python3 tools/shapes_report.py [build/release] [--rounds 3] [--min-time 0.2] [--filter REGEX]
 """
