@@ -182,14 +182,17 @@ void run_elements(const loop_plan& p, std::int64_t e0, std::int64_t e1, row_fn f
   constexpr std::size_t table_size = 4096;
   const bool across = flat_ok && p.sizes.size() > 2 && p.sizes[1] < flat_run_rows &&
                       nops * static_cast<std::size_t>(flat_table_rows) <= table_size;
-  std::int64_t table[table_size];
+  // On the heap, and only when the walk across dims uses them: this frame stays small for the
+  // rows run (and staged) under it.
+  const std::unique_ptr<std::int64_t[]> tables(across ? new std::int64_t[2 * table_size] : nullptr);
+  std::int64_t* const table = tables.get();
+  std::int64_t* const group_table = across ? table + table_size : nullptr;
   // Where the output continues across dims 1..m too, the rows of those dims lie at the same
   // offsets from every index of the dims outside them (the [channels, 3, 3] window of each
   // output row of an im2col copy): their table is built once, and each block of them aligned
   // on dim m + 1 is one span.
   std::size_t m = 0;
   std::int64_t group = 1;
-  std::int64_t group_table[table_size];
   if (across) {
     for (std::size_t d = 1; d < p.sizes.size(); ++d) {
       const auto rows = static_cast<std::size_t>(group * p.sizes[d]);
